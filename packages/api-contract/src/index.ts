@@ -1,0 +1,3 @@
+export * from './route.js';
+export { ALL_ROUTES, routesFor, routeByOperationId } from './routes/index.js';
+export { MODELS } from './models/index.js';

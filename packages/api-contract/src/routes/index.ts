@@ -1,0 +1,16 @@
+import type { ApiName, Owner, RouteDef } from '../route.js';
+import { GATEWAY_ROUTES } from './gateway.js';
+import { IDENTITY_AUTH_ROUTES } from './identity-auth.js';
+
+/** Every public operation this controller serves, across both APIs. */
+export const ALL_ROUTES: readonly RouteDef[] = [...GATEWAY_ROUTES, ...IDENTITY_AUTH_ROUTES];
+
+export function routesFor(filter: { owner?: Owner; api?: ApiName }): RouteDef[] {
+  return ALL_ROUTES.filter(
+    (r) => (!filter.owner || r.owner === filter.owner) && (!filter.api || r.apis.includes(filter.api)),
+  );
+}
+
+export function routeByOperationId(api: ApiName, operationId: string): RouteDef | undefined {
+  return ALL_ROUTES.find((r) => r.operationId === operationId && r.apis.includes(api));
+}

@@ -1,0 +1,24 @@
+export { shortId, uuidToken } from './ids.js';
+export {
+  PRINCIPAL_HEADER,
+  REQUEST_ID_HEADER,
+  INTERNAL_HEADER_PREFIX,
+  type RequestPrincipal,
+  signPrincipal,
+  verifyPrincipal,
+} from './principal.js';
+export { checkAccess } from './access.js';
+export { validateBody } from './validate.js';
+export {
+  API_BASES,
+  MAX_BODY_BYTES,
+  type Handler,
+  type HandlerContext,
+  type HandlerResult,
+  type ServiceAppOptions,
+  createServiceApp,
+  sendError,
+  requestIdMiddleware,
+  jsonBody,
+} from './app.js';
+export * from './query/index.js';

@@ -1,0 +1,2 @@
+export { type TestInfra, testInfra } from './infra.js';
+export { type TestDatabase, createTestDatabase } from './database.js';

@@ -1,0 +1,1 @@
+module.exports = { ...require('../jest.base.js'), testMatch: ['<rootDir>/**/*.test.ts'], testTimeout: 60000 };
