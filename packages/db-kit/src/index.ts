@@ -1,0 +1,2 @@
+export { type MigrateOptions, migrate } from './migrate.js';
+export { createSchemaPool, PG_UNIQUE_VIOLATION, PG_FOREIGN_KEY_VIOLATION, pgErrorCode } from './pool.js';

@@ -1,0 +1,22 @@
+import { Pool, type PoolConfig } from 'pg';
+
+/**
+ * A pg pool whose connections see only the service's own schema (search_path), for raw SQL
+ * such as compiled ZitiQL filters. Prisma clients get the same schema through `PrismaPg`.
+ */
+export function createSchemaPool(databaseUrl: string, schema: string, extra: PoolConfig = {}): Pool {
+  return new Pool({ connectionString: databaseUrl, max: 10, options: `-c search_path="${schema}"`, ...extra });
+}
+
+/** Postgres error codes the services map to OpenZiti errors. */
+export const PG_UNIQUE_VIOLATION = '23505';
+export const PG_FOREIGN_KEY_VIOLATION = '23503';
+
+export function pgErrorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown; originalCode?: unknown } };
+  if (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  // Prisma driver-adapter errors carry the database code on `cause.originalCode`.
+  if (typeof e?.cause?.originalCode === 'string') return e.cause.originalCode;
+  if (typeof e?.cause?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.cause.code)) return e.cause.code;
+  return undefined;
+}

@@ -1,0 +1,1 @@
+export type { ChangeEvent, EventHandler, Subscription, EventBus, Cache } from './types.js';

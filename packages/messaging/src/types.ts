@@ -1,0 +1,51 @@
+/**
+ * A change event, as published on the bus after its transaction committed (transactional outbox).
+ *
+ * Example (identity-auth deleting an API session):
+ * ```json
+ * { "id": "6f1c…-uuid", "type": "api-session.deleted", "source": "identity-auth",
+ *   "occurredAt": "2026-11-21T10:00:00.000Z",
+ *   "data": { "apiSessionId": "Xy3.kLm9-", "identityId": "a1b2c3d4e", "token": "uuid" } }
+ * ```
+ * Subject on NATS: `ziti.events.<source>.<type>`, e.g. `ziti.events.identity-auth.api-session.deleted`.
+ */
+export interface ChangeEvent<T = Record<string, unknown>> {
+  /** Unique id; the bus deduplicates on it and consumers must be idempotent on it. */
+  id: string;
+  type: string;
+  source: string;
+  occurredAt: string;
+  data: T;
+}
+
+export type EventHandler = (event: ChangeEvent) => Promise<void> | void;
+
+export interface Subscription {
+  stop(): Promise<void>;
+}
+
+/** The event bus: NATS JetStream in production, in-process in the embedded default. */
+export interface EventBus {
+  /** Publishes one event; resolves once the bus has stored it. Deduplicated by `event.id`. */
+  publish(event: ChangeEvent): Promise<void>;
+  /**
+   * Durable, load-balanced consumption: every event of the matching types is handled once by one
+   * replica of the named consumer group, and redelivered if the handler throws.
+   * `types` are event types with `*` / `>` wildcards in NATS style, e.g. `identity.*`.
+   */
+  subscribeDurable(group: string, source: string | '*', types: string[], handler: EventHandler): Promise<Subscription>;
+  /**
+   * Fan-out consumption: every replica that subscribes receives every new event (no replay of
+   * older ones). Used by gateways to drop cached principals.
+   */
+  subscribeBroadcast(source: string | '*', types: string[], handler: EventHandler): Promise<Subscription>;
+  close(): Promise<void>;
+}
+
+/** A shared cache: Redis in production, in-memory in the embedded default. Values are strings. */
+export interface Cache {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, ttlSeconds: number): Promise<void>;
+  del(...keys: string[]): Promise<void>;
+  close(): Promise<void>;
+}
