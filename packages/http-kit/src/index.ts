@@ -22,3 +22,4 @@ export {
   jsonBody,
 } from './app.js';
 export * from './query/index.js';
+export { tokenHash, principalCacheKey, principalCacheKeyFromHash } from './principal-cache.js';
