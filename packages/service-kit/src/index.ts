@@ -1,0 +1,5 @@
+// Process plumbing shared by every service: HTTP and gRPC listeners, the health service,
+// graceful shutdown and environment parsing. No domain logic.
+export { type HttpListener, listenHttp } from './http.js';
+export { type GrpcServiceBinding, type GrpcListener, healthService, startGrpcServer } from './grpc.js';
+export { onShutdown, requireEnv, intEnv } from './process.js';
