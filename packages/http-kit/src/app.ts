@@ -83,6 +83,16 @@ function bodyParserError(err: any): ApiError {
   }
 }
 
+/**
+ * Writes a JSON body. The "unlimited" page size is 2^63-1 on the wire, which a JS number cannot
+ * hold exactly (it stringifies as 9223372036854776000); the pagination `limit` is written exactly.
+ */
+export function sendJson(res: Response, body: unknown): void {
+  const text = JSON.stringify(body).replace(/"limit":9223372036854776000\b/g, '"limit":9223372036854775807');
+  res.setHeader('content-type', 'application/json');
+  res.send(text);
+}
+
 /** Request id middleware: the gateway's id when present, else a fresh shortid. */
 export function requestIdMiddleware(req: Request, _res: Response, next: NextFunction): void {
   const fromGateway = req.headers[REQUEST_ID_HEADER];
@@ -142,7 +152,7 @@ function mountRoute(app: express.Express, api: ApiName, route: RouteDef, handler
         res.setHeader('content-type', r.contentType ?? 'application/octet-stream');
         res.send(r.raw);
       } else {
-        res.json(r.body ?? { data: {}, meta: {} });
+        sendJson(res, r.body ?? { data: {}, meta: {} });
       }
     } catch (err) {
       next(err);

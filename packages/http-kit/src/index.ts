@@ -18,6 +18,7 @@ export {
   type ServiceAppOptions,
   createServiceApp,
   sendError,
+  sendJson,
   requestIdMiddleware,
   jsonBody,
 } from './app.js';

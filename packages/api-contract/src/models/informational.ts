@@ -1,4 +1,107 @@
-import type { TSchema } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
+import { BaseEntity, Meta } from './identity-auth.js';
 
-/** Models of the informational operations (version, specs, protocols, capabilities). */
-export const INFORMATIONAL_MODELS: Record<string, TSchema> = {};
+/**
+ * Models of the informational operations (version, capabilities, protocols, specs) and of the
+ * error envelope, transcribed from the OpenZiti swagger definitions of the same name
+ * (`$id` = definition name). Same conventions as `identity-auth.ts`.
+ */
+
+const envelope = (id: string, data: TSchema) => Type.Object({ data, meta: Meta }, { $id: id });
+
+// ---------------------------------------------------------------- version
+
+export const ApiVersion = Type.Object(
+  {
+    apiBaseUrls: Type.Optional(Type.Array(Type.String())),
+    path: Type.String(),
+    version: Type.Optional(Type.String()),
+  },
+  { $id: 'apiVersion' },
+);
+
+export const Version = Type.Object(
+  {
+    apiVersions: Type.Optional(Type.Object({}, { additionalProperties: Type.Object({}, { additionalProperties: ApiVersion }) })),
+    buildDate: Type.Optional(Type.String({ example: '2020-02-11 16:09:08' })),
+    capabilities: Type.Optional(Type.Array(Type.String())),
+    revision: Type.Optional(Type.String({ example: 'ea556fc18740' })),
+    runtimeVersion: Type.Optional(Type.String({ example: 'v20.19.0' })),
+    version: Type.Optional(Type.String({ example: 'v0.9.0' })),
+  },
+  { $id: 'version' },
+);
+
+export const ListVersionEnvelope = envelope('listVersionEnvelope', Version);
+
+// ---------------------------------------------------------------- capabilities
+
+/** Every capability the controller knows of (`OIDC_AUTH_WITH_CSR` is newer than the mirrored spec). */
+export const CAPABILITY_NAMES = ['OIDC_AUTH', 'HA_CONTROLLER', 'OIDC_AUTH_WITH_CSR'] as const;
+
+export const Capabilities = Type.String({ $id: 'capabilities', enum: [...CAPABILITY_NAMES] });
+
+export const ListEnumeratedCapabilitiesEnvelope = envelope('listEnumeratedCapabilitiesEnvelope', Type.Array(Capabilities));
+
+// ---------------------------------------------------------------- protocols
+
+export const Protocol = Type.Object({ address: Type.String() }, { $id: 'protocol' });
+
+export const ListProtocols = Type.Object({}, { $id: 'listProtocols', additionalProperties: Protocol });
+
+export const ListProtocolsEnvelope = envelope('listProtocolsEnvelope', ListProtocols);
+
+// ---------------------------------------------------------------- specs
+
+export const SpecDetail = Type.Intersect([BaseEntity, Type.Object({ name: Type.String() })], { $id: 'specDetail' });
+
+export const SpecList = Type.Array(SpecDetail, { $id: 'specList' });
+
+/**
+ * The body of a spec: the generated swagger 2.0 document itself. (OpenZiti's spec types it as a
+ * string, and its controller writes the bare document instead of an envelope.)
+ */
+export const SpecBodyDetail = Type.Object({}, { $id: 'specBodyDetail', additionalProperties: true });
+
+export const ListSpecsEnvelope = envelope('listSpecsEnvelope', SpecList);
+export const DetailSpecEnvelope = envelope('detailSpecEnvelope', SpecDetail);
+export const DetailSpecBodyEnvelope = envelope('detailSpecBodyEnvelope', SpecBodyDetail);
+
+// ---------------------------------------------------------------- errors
+
+/** `allOf(apiFieldError, apiError)` in the spec, flattened; `cause` nests recursively. */
+export const ApiErrorCause = Type.Object(
+  {
+    cause: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    code: Type.Optional(Type.String()),
+    data: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    field: Type.Optional(Type.String()),
+    message: Type.Optional(Type.String()),
+    reason: Type.Optional(Type.String()),
+    value: Type.Optional(Type.String()),
+  },
+  { $id: 'apiErrorCause' },
+);
+
+export const ApiErrorModel = Type.Object(
+  {
+    cause: Type.Optional(ApiErrorCause),
+    code: Type.Optional(Type.String()),
+    data: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    message: Type.Optional(Type.String()),
+    requestId: Type.Optional(Type.String()),
+  },
+  { $id: 'apiError' },
+);
+
+/** The error envelope of every failure: `{error:{code,message,requestId[,cause]}, meta}`. */
+export const ApiErrorEnvelope = Type.Object({ error: ApiErrorModel, meta: Meta }, { $id: 'apiErrorEnvelope' });
+
+/** Models of the informational operations and the error envelope. */
+export const INFORMATIONAL_MODELS: Record<string, TSchema> = Object.fromEntries(
+  [
+    ApiVersion, Version, ListVersionEnvelope, Capabilities, ListEnumeratedCapabilitiesEnvelope, Protocol, ListProtocols,
+    ListProtocolsEnvelope, SpecDetail, SpecList, SpecBodyDetail, ListSpecsEnvelope, DetailSpecEnvelope,
+    DetailSpecBodyEnvelope, ApiErrorCause, ApiErrorModel, ApiErrorEnvelope,
+  ].map((s) => [s.$id as string, s]),
+);

@@ -1,4 +1,97 @@
-import type { RouteDef } from '../route.js';
+import { type RouteDef, route } from '../route.js';
+import {
+  DetailSpecBodyEnvelope,
+  DetailSpecEnvelope,
+  ListEnumeratedCapabilitiesEnvelope,
+  ListProtocolsEnvelope,
+  ListSpecsEnvelope,
+  ListVersionEnvelope,
+} from '../models/informational.js';
 
-/** Informational operations served by the gateway itself. */
-export const GATEWAY_ROUTES: readonly RouteDef[] = [];
+const BOTH = ['client', 'management'] as const;
+const INFORMATIONAL = ['Informational'] as const;
+
+/**
+ * Informational operations served by the gateway itself (owner `gateway`, all anonymous).
+ * `GET /` is reached through the base-path aliases (`/`, `/edge/client/v1`, …), which the gateway
+ * resolves to `/version`.
+ */
+export const GATEWAY_ROUTES: readonly RouteDef[] = [
+  route({
+    operationId: 'listRoot',
+    method: 'GET',
+    path: '/',
+    apis: BOTH,
+    owner: 'gateway',
+    access: 'anonymous',
+    tags: INFORMATIONAL,
+    summary: 'Returns version information',
+    success: { status: 200, schema: ListVersionEnvelope },
+  }),
+  route({
+    operationId: 'listVersion',
+    method: 'GET',
+    path: '/version',
+    apis: BOTH,
+    owner: 'gateway',
+    access: 'anonymous',
+    tags: INFORMATIONAL,
+    summary: 'Returns version information',
+    success: { status: 200, schema: ListVersionEnvelope },
+  }),
+  route({
+    operationId: 'listEnumeratedCapabilities',
+    method: 'GET',
+    path: '/enumerated-capabilities',
+    apis: BOTH,
+    owner: 'gateway',
+    access: 'anonymous',
+    tags: INFORMATIONAL,
+    summary: 'Returns all capabilities this version of the controller is aware of, enabled or not.',
+    success: { status: 200, schema: ListEnumeratedCapabilitiesEnvelope },
+  }),
+  route({
+    operationId: 'listProtocols',
+    method: 'GET',
+    path: '/protocols',
+    apis: ['client'],
+    owner: 'gateway',
+    access: 'anonymous',
+    tags: INFORMATIONAL,
+    summary: 'Return a list of the listening Edge protocols',
+    success: { status: 200, schema: ListProtocolsEnvelope },
+  }),
+  route({
+    operationId: 'listSpecs',
+    method: 'GET',
+    path: '/specs',
+    apis: BOTH,
+    owner: 'gateway',
+    access: 'anonymous',
+    tags: INFORMATIONAL,
+    summary: 'Returns a list of API specs',
+    success: { status: 200, schema: ListSpecsEnvelope },
+  }),
+  route({
+    operationId: 'detailSpec',
+    method: 'GET',
+    path: '/specs/{id}',
+    apis: BOTH,
+    owner: 'gateway',
+    access: 'anonymous',
+    tags: INFORMATIONAL,
+    summary: 'Return a single spec resource',
+    success: { status: 200, schema: DetailSpecEnvelope },
+  }),
+  route({
+    operationId: 'detailSpecBody',
+    method: 'GET',
+    path: '/specs/{id}/spec',
+    apis: BOTH,
+    owner: 'gateway',
+    access: 'anonymous',
+    tags: INFORMATIONAL,
+    summary: "Returns the spec's file (JSON envelope; the bare YAML document with `Accept: text/yaml`)",
+    success: { status: 200, schema: DetailSpecBodyEnvelope },
+  }),
+];

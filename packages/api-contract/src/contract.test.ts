@@ -1,0 +1,40 @@
+import { ALL_ROUTES, MODELS, expressPath, pathPattern } from './index.js';
+
+describe('the public contract', () => {
+  it('declares each (api, method, path) and each (api, operationId) once', () => {
+    const seenPath = new Set<string>();
+    const seenOp = new Set<string>();
+    for (const r of ALL_ROUTES) {
+      for (const api of r.apis) {
+        const pk = `${api} ${r.method} ${r.path}`;
+        const ok = `${api} ${r.operationId}`;
+        expect(seenPath.has(pk)).toBe(false);
+        expect(seenOp.has(ok)).toBe(false);
+        seenPath.add(pk);
+        seenOp.add(ok);
+      }
+    }
+  });
+
+  it('has well-formed routes', () => {
+    for (const r of ALL_ROUTES) {
+      expect(r.path).toMatch(/^\/([a-z0-9.{}-]+(\/[a-zA-Z0-9.{}-]+)*)?$/);
+      expect(r.apis.length).toBeGreaterThan(0);
+      if (r.access === 'management') expect(r.permission).toBeTruthy();
+      expect(r.success.status).toBeGreaterThanOrEqual(200);
+      expect(r.success.status).toBeLessThan(300);
+    }
+  });
+
+  it('names every model after its $id', () => {
+    for (const [name, schema] of Object.entries(MODELS)) expect(schema.$id).toBe(name);
+  });
+
+  it('turns path templates into matchers and express paths', () => {
+    const re = pathPattern('/identities/{id}/authenticators');
+    expect(re.exec('/identities/a.b-c/authenticators')?.groups?.id).toBe('a.b-c');
+    expect(re.test('/identities/a/b/authenticators')).toBe(false);
+    expect(re.test('/identities/x/authenticators/')).toBe(true);
+    expect(expressPath('/identities/{id}/policy-advice/{serviceId}')).toBe('/identities/:id/policy-advice/:serviceId');
+  });
+});

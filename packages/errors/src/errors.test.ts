@@ -1,0 +1,89 @@
+import { ApiError } from './api-error.js';
+import { Errors } from './catalogue.js';
+import { createdEnvelope, errorEnvelope, formatTimestamp, listEnvelope } from './envelope.js';
+import { fromGrpcError, toGrpcError } from './grpc.js';
+
+describe('error catalogue', () => {
+  it('has unique codes whose keys match their code', () => {
+    for (const [key, def] of Object.entries(Errors)) expect(def.code).toBe(key);
+  });
+
+  it('uses the statuses of the reference for the codes clients switch on', () => {
+    expect(Errors.NOT_FOUND.status).toBe(404);
+    expect(Errors.UNAUTHORIZED.status).toBe(401);
+    expect(Errors.INVALID_AUTH.status).toBe(401);
+    expect(Errors.COULD_NOT_VALIDATE.status).toBe(400);
+    expect(Errors.METHOD_NOT_ALLOWED.status).toBe(405);
+    expect(Errors.REQUEST_ENTITY_TOO_LARGE.status).toBe(413);
+    expect(Errors.INVALID_ENROLLMENT_ALREADY_ENROLLED.status).toBe(410);
+    expect(Errors.UNSUPPORTED_MEDIA.status).toBe(415);
+    expect(Errors.TIMEOUT.status).toBe(503);
+  });
+});
+
+describe('envelopes', () => {
+  it('renders an error with code, message, requestId, cause and the version meta', () => {
+    const env = errorEnvelope(ApiError.notFound('identity with id abc not found'), 'Xy3.kLm9-');
+    expect(env).toEqual({
+      error: {
+        code: 'NOT_FOUND',
+        message: 'The resource requested was not found or is no longer available',
+        requestId: 'Xy3.kLm9-',
+        cause: { code: 'UNHANDLED', message: 'identity with id abc not found' },
+      },
+      meta: { apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' },
+    });
+  });
+
+  it('omits cause when there is none', () => {
+    expect(Object.keys(errorEnvelope(ApiError.of('UNAUTHORIZED'), 'r').error)).toEqual(['code', 'message', 'requestId']);
+  });
+
+  it('renders field errors as COULD_NOT_VALIDATE with string values', () => {
+    const err = ApiError.field('roleAttributes', 'role attributes may not be prefixed with #', ['#a', 'b']);
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('COULD_NOT_VALIDATE');
+    expect(err.cause).toEqual({ field: 'roleAttributes', reason: 'role attributes may not be prefixed with #', value: '[#a b]' });
+  });
+
+  it('builds the 201 create shape with a relative self link', () => {
+    expect(createdEnvelope('identities', 'abc')).toEqual({
+      data: { _links: { self: { href: './identities/abc' } }, id: 'abc' },
+      meta: {},
+    });
+  });
+
+  it('omits empty filterableFields from list meta', () => {
+    expect(listEnvelope([], { limit: 10, offset: 0, totalCount: 0 }, [])).toEqual({
+      data: [],
+      meta: { pagination: { limit: 10, offset: 0, totalCount: 0 } },
+    });
+    expect(listEnvelope([], { limit: 10, offset: 0, totalCount: 0 }, ['id']).meta.filterableFields).toEqual(['id']);
+  });
+
+  it('formats timestamps as RFC 3339 with milliseconds in UTC', () => {
+    expect(formatTimestamp(new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)))).toBe('2026-01-02T03:04:05.678Z');
+  });
+});
+
+describe('errors across gRPC', () => {
+  it('keeps code, status, cause and headers intact', () => {
+    const original = ApiError.of('UNAUTHORIZED', {
+      cause: { code: 'UNHANDLED', message: 'session gone' },
+      headers: { 'WWW-Authenticate': 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"' },
+    });
+    const back = fromGrpcError(toGrpcError(original));
+    expect(back).toBeInstanceOf(ApiError);
+    expect(back.code).toBe('UNAUTHORIZED');
+    expect(back.status).toBe(401);
+    expect(back.message).toBe(original.message);
+    expect(back.cause).toEqual(original.cause);
+    expect(back.headers).toEqual(original.headers);
+  });
+
+  it('turns a non-ApiError into UNHANDLED, and a bare transport failure into UNHANDLED too', () => {
+    expect(fromGrpcError(toGrpcError(new Error('boom'))).code).toBe('UNHANDLED');
+    expect(fromGrpcError({ code: 13, details: 'x' }).code).toBe('UNHANDLED');
+    expect(fromGrpcError({ code: 14, details: 'connection refused' }).code).toBe('TIMEOUT');
+  });
+});

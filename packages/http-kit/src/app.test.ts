@@ -1,0 +1,159 @@
+import request from 'supertest';
+import { Type } from '@sinclair/typebox';
+import type { RouteDef } from '@ziti/api-contract';
+import { createServiceApp } from './app.js';
+import { PRINCIPAL_HEADER, type RequestPrincipal, signPrincipal } from './principal.js';
+
+const SECRET = 'test-secret';
+
+const principal = (over: Partial<RequestPrincipal> = {}): RequestPrincipal => ({
+  identityId: 'id1',
+  identityName: 'someone',
+  apiSessionId: 'as1',
+  isAdmin: false,
+  isDefaultAdmin: false,
+  isFullyAuthenticated: true,
+  permissions: [],
+  configTypes: [],
+  authenticatorId: 'au1',
+  expiresAt: new Date().toISOString(),
+  expirationSeconds: 1800,
+  identityTypeId: 'Default',
+  ...over,
+});
+
+const routes: RouteDef[] = [
+  {
+    operationId: 'createThing',
+    method: 'POST',
+    path: '/things',
+    apis: ['management'],
+    owner: 'policy',
+    access: 'management',
+    permission: 'thing',
+    tags: ['Thing'],
+    summary: 'create',
+    body: Type.Object({ name: Type.String(), cost: Type.Optional(Type.Integer()) }, { additionalProperties: false }),
+    success: { status: 201 },
+  },
+  {
+    operationId: 'listThings',
+    method: 'GET',
+    path: '/things',
+    apis: ['management'],
+    owner: 'policy',
+    access: 'management',
+    permission: 'thing',
+    tags: ['Thing'],
+    summary: 'list',
+    success: { status: 200 },
+  },
+  {
+    operationId: 'mine',
+    method: 'GET',
+    path: '/mine',
+    apis: ['client'],
+    owner: 'policy',
+    access: 'authenticated',
+    tags: [],
+    summary: 'mine',
+    success: { status: 200 },
+  },
+];
+
+const app = createServiceApp({
+  owner: 'policy',
+  internalSecret: SECRET,
+  routes,
+  handlers: {
+    createThing: (ctx) => ({ body: { data: { got: ctx.body }, meta: {} } }),
+    listThings: () => ({ body: { data: [], meta: { pagination: { limit: 9223372036854775807, offset: 0, totalCount: 0 } } } }),
+    mine: (ctx) => ({ body: { data: { id: ctx.principal?.identityId }, meta: {} } }),
+  },
+});
+
+const as = (p: RequestPrincipal) => ({ [PRINCIPAL_HEADER]: signPrincipal(SECRET, p, 'rid1') });
+
+describe('createServiceApp', () => {
+  it('refuses a request without a principal with 401 UNAUTHORIZED in the envelope', async () => {
+    const res = await request(app).get('/edge/management/v1/things');
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('UNAUTHORIZED');
+    expect(typeof res.body.error.requestId).toBe('string');
+    expect(res.body.meta).toEqual({ apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' });
+  });
+
+  it('refuses a principal signed with another secret', async () => {
+    const res = await request(app)
+      .get('/edge/management/v1/things')
+      .set(PRINCIPAL_HEADER, signPrincipal('other', principal({ isAdmin: true }), 'r'));
+    expect(res.status).toBe(401);
+  });
+
+  it('lets an admin through and a non-admin without permission not', async () => {
+    expect((await request(app).get('/edge/management/v1/things').set(as(principal({ isAdmin: true })))).status).toBe(200);
+    expect((await request(app).get('/edge/management/v1/things').set(as(principal()))).status).toBe(401);
+  });
+
+  it('applies admin_readonly to reads only, and entity permissions by action', async () => {
+    const ro = principal({ permissions: ['admin_readonly'] });
+    expect((await request(app).get('/edge/management/v1/things').set(as(ro))).status).toBe(200);
+    expect((await request(app).post('/edge/management/v1/things').set(as(ro)).send({ name: 'x' })).status).toBe(401);
+    const creator = principal({ permissions: ['thing.create'] });
+    expect((await request(app).post('/edge/management/v1/things').set(as(creator)).send({ name: 'x' })).status).toBe(201);
+    expect((await request(app).get('/edge/management/v1/things').set(as(creator))).status).toBe(401);
+  });
+
+  it('refuses a partially authenticated session on authenticated routes', async () => {
+    const res = await request(app).get('/edge/client/v1/mine').set(as(principal({ isFullyAuthenticated: false })));
+    expect(res.status).toBe(401);
+    const ok = await request(app).get('/edge/client/v1/mine').set(as(principal()));
+    expect(ok.body.data.id).toBe('id1');
+  });
+
+  it('renders body validation failures as COULD_NOT_VALIDATE with the field', async () => {
+    const admin = as(principal({ isAdmin: true }));
+    const missing = await request(app).post('/edge/management/v1/things').set(admin).send({});
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe('COULD_NOT_VALIDATE');
+    expect(missing.body.error.cause.field).toBe('name');
+    const wrongType = await request(app).post('/edge/management/v1/things').set(admin).send({ name: 5 });
+    expect(wrongType.body.error.cause.field).toBe('name');
+    const unknown = await request(app).post('/edge/management/v1/things').set(admin).send({ name: 'a', color: 'red' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.cause.field).toBe('color');
+  });
+
+  it('answers malformed JSON with 400 COULD_NOT_PARSE_BODY and large bodies with 413', async () => {
+    const admin = as(principal({ isAdmin: true }));
+    const bad = await request(app).post('/edge/management/v1/things').set(admin).set('content-type', 'application/json').send('{"name":');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('COULD_NOT_PARSE_BODY');
+    const big = await request(app)
+      .post('/edge/management/v1/things')
+      .set(admin)
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }));
+    expect(big.status).toBe(413);
+    expect(big.body.error.code).toBe('REQUEST_ENTITY_TOO_LARGE');
+  });
+
+  it('answers 404 for unknown paths and 405 for known paths with another verb', async () => {
+    const nf = await request(app).get('/edge/management/v1/nope');
+    expect(nf.status).toBe(404);
+    expect(nf.body.error.code).toBe('NOT_FOUND');
+    const na = await request(app).delete('/edge/management/v1/things');
+    expect(na.status).toBe(405);
+    expect(na.body.error.code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('writes the unlimited page size exactly as 2^63-1', async () => {
+    const res = await request(app).get('/edge/management/v1/things').set(as(principal({ isAdmin: true })));
+    expect(res.text).toContain('"limit":9223372036854775807');
+  });
+
+  it('serves health and readiness', async () => {
+    expect((await request(app).get('/healthz')).status).toBe(200);
+    expect((await request(app).get('/readyz')).body.ready).toBe(true);
+  });
+});

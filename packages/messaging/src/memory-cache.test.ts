@@ -1,0 +1,58 @@
+import { createMemoryCache } from './memory-cache.js';
+
+describe('memory cache', () => {
+  it('gets what was set and null for unknown keys', async () => {
+    const c = createMemoryCache();
+    await c.set('a', '1', 60);
+    expect(await c.get('a')).toBe('1');
+    expect(await c.get('b')).toBeNull();
+  });
+
+  it('honours the TTL', async () => {
+    let now = 1_000_000;
+    const c = createMemoryCache({ now: () => now });
+    await c.set('a', '1', 2);
+    await c.set('b', '2', 0.5);
+    now += 499;
+    expect(await c.get('b')).toBe('2');
+    now += 1;
+    expect(await c.get('b')).toBeNull();
+    expect(await c.get('a')).toBe('1');
+    now += 1500;
+    expect(await c.get('a')).toBeNull();
+  });
+
+  it('overwrites a value and restarts its TTL', async () => {
+    let now = 0;
+    const c = createMemoryCache({ now: () => now });
+    await c.set('a', '1', 1);
+    now += 900;
+    await c.set('a', '2', 1);
+    now += 900;
+    expect(await c.get('a')).toBe('2');
+  });
+
+  it('deletes one or many keys, ignoring absent ones', async () => {
+    const c = createMemoryCache();
+    await c.set('a', '1', 60);
+    await c.set('b', '2', 60);
+    await c.set('c', '3', 60);
+    await c.del('a', 'c', 'zzz');
+    await c.del();
+    expect([await c.get('a'), await c.get('b'), await c.get('c')]).toEqual([null, '2', null]);
+  });
+
+  it('evicts the oldest-written entries beyond maxEntries', async () => {
+    const c = createMemoryCache({ maxEntries: 3 });
+    for (const k of ['a', 'b', 'c']) await c.set(k, k, 60);
+    await c.set('a', 'A', 60); // rewritten: now the newest
+    await c.set('d', 'd', 60);
+    expect([await c.get('a'), await c.get('b'), await c.get('c'), await c.get('d')]).toEqual(['A', null, 'c', 'd']);
+  });
+
+  it('rejects a TTL that is not a positive number', async () => {
+    const c = createMemoryCache();
+    await expect(c.set('a', '1', 0)).rejects.toThrow(RangeError);
+    await expect(c.set('a', '1', Number.NaN)).rejects.toThrow(RangeError);
+  });
+});

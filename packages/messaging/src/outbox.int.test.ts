@@ -1,0 +1,218 @@
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'pg';
+import { connect, type NatsConnection } from 'nats';
+import { createTestDatabase, testInfra, type TestDatabase } from '@ziti/test-kit';
+import { createNatsBus } from './nats-bus.js';
+import { newChangeEvent, OUTBOX_TABLE_SQL, startOutboxRelay, writeOutboxEvents, type OutboxRelay } from './outbox.js';
+import type { ChangeEvent, EventBus } from './types.js';
+
+const run = randomBytes(4).toString('hex');
+const stream = `TEST_OUTBOX_${run}`;
+const prefix = `test.outbox.${run}`;
+
+let db: TestDatabase;
+let pools: Pool[] = [];
+let natsBus: EventBus;
+let nc: NatsConnection;
+let relays: OutboxRelay[] = [];
+const logs: string[] = [];
+
+/** Counts publish calls per event id, in front of the real bus. */
+function countingBus(inner: EventBus, failFirst = 0) {
+  const calls = new Map<string, number>();
+  const order: string[] = [];
+  let failures = failFirst;
+  const bus: EventBus = {
+    publish: async (e) => {
+      if (failures > 0) {
+        failures--;
+        throw new Error('bus unavailable');
+      }
+      await inner.publish(e);
+      calls.set(e.id, (calls.get(e.id) ?? 0) + 1);
+      order.push(e.id);
+    },
+    subscribeDurable: (...a) => inner.subscribeDurable(...a),
+    subscribeBroadcast: (...a) => inner.subscribeBroadcast(...a),
+    close: () => inner.close(),
+  };
+  return { bus, calls, order };
+}
+
+function pool(): Pool {
+  const p = new Pool({ connectionString: db.url, max: 3, options: '-c search_path=svc' });
+  // pool.end() resolves before its sockets close; the final DROP DATABASE … WITH (FORCE) may
+  // then terminate them, which an idle client reports as an error event.
+  p.on('error', () => undefined);
+  pools.push(p);
+  return p;
+}
+
+function relay(p: Pool, bus: EventBus, extra: { batchSize?: number; pollIntervalMs?: number } = {}): OutboxRelay {
+  const r = startOutboxRelay({ pool: p, bus, pollIntervalMs: 50, log: (m) => logs.push(m), ...extra });
+  relays.push(r);
+  return r;
+}
+
+async function waitFor(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function inTransaction(p: Pool, fn: (q: Pick<Pool, 'query'>) => Promise<void>, commit = true): Promise<void> {
+  const c = await p.connect();
+  try {
+    await c.query('BEGIN');
+    await fn(c);
+    await c.query(commit ? 'COMMIT' : 'ROLLBACK');
+  } finally {
+    c.release();
+  }
+}
+
+async function unpublished(p: Pool): Promise<number> {
+  const { rows } = await p.query('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL');
+  return rows[0].n;
+}
+
+beforeAll(async () => {
+  const infra = await testInfra();
+  db = await createTestDatabase(infra.databaseUrl, 'msg_outbox');
+  const p = pool();
+  await p.query('CREATE SCHEMA svc');
+  await p.query(OUTBOX_TABLE_SQL);
+  await p.query(OUTBOX_TABLE_SQL); // idempotent, as a re-run migration would be
+  natsBus = await createNatsBus({ url: infra.natsUrl, stream, subjectPrefix: prefix, log: (m) => logs.push(m) });
+  nc = await connect({ servers: infra.natsUrl });
+});
+
+afterEach(async () => {
+  await Promise.all(relays.map((r) => r.stop()));
+  relays = [];
+  await pools[0].query('TRUNCATE outbox_events');
+});
+
+afterAll(async () => {
+  await natsBus?.close();
+  if (nc) {
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.delete(stream).catch(() => undefined);
+    await nc.close();
+  }
+  await Promise.all(pools.map((p) => p.end()));
+  await db?.drop();
+});
+
+describe('outbox relay', () => {
+  it('publishes rows of committed transactions exactly once, with two relays running', async () => {
+    const events = Array.from({ length: 40 }, (_, i) => newChangeEvent('identity-auth', 'identity.updated', { i }));
+    const delivered: ChangeEvent[] = [];
+    await natsBus.subscribeDurable('outbox-test', 'identity-auth', ['identity.updated'], (e) => void delivered.push(e));
+    const counting = countingBus(natsBus);
+    const writer = pool();
+    await inTransaction(writer, (q) => writeOutboxEvents(q, events.slice(0, 25)));
+    await inTransaction(writer, (q) => writeOutboxEvents(q, events.slice(25)));
+    const [r1, r2] = [relay(pool(), counting.bus, { batchSize: 4 }), relay(pool(), counting.bus, { batchSize: 4 })];
+    r1.notify();
+    r2.notify();
+    await waitFor(async () => (await unpublished(writer)) === 0 && delivered.length >= 40, 'all published and delivered');
+    expect([...counting.calls.keys()].sort()).toEqual(events.map((e) => e.id).sort());
+    expect([...counting.calls.values()].every((n) => n === 1)).toBe(true);
+    expect(delivered.map((e) => e.id).sort()).toEqual(events.map((e) => e.id).sort());
+    expect(delivered.find((e) => e.id === events[7].id)).toEqual(events[7]);
+  });
+
+  it('publishes nothing from a transaction that is still open or rolled back', async () => {
+    const counting = countingBus(natsBus);
+    const r = relay(pool(), counting.bus);
+    const writer = pool();
+    const c = await writer.connect();
+    try {
+      await c.query('BEGIN');
+      await writeOutboxEvents(c, [newChangeEvent('identity-auth', 'identity.created', { n: 1 })]);
+      await r.flush();
+      expect(counting.calls.size).toBe(0);
+      await c.query('ROLLBACK');
+    } finally {
+      c.release();
+    }
+    await r.flush();
+    expect(counting.calls.size).toBe(0);
+    const { rows } = await writer.query('SELECT count(*)::int AS n FROM outbox_events');
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('keeps going after publish failures, in order, without losing or repeating rows', async () => {
+    const counting = countingBus(natsBus, 3);
+    const writer = pool();
+    const events = Array.from({ length: 5 }, (_, i) => newChangeEvent('policy', 'service.updated', { i }));
+    for (const e of events) await inTransaction(writer, (q) => writeOutboxEvents(q, [e]));
+    relay(pool(), counting.bus, { pollIntervalMs: 10 });
+    await waitFor(async () => (await unpublished(writer)) === 0, 'rows published after failures');
+    expect(counting.order).toEqual(events.map((e) => e.id));
+    expect(logs.some((l) => l.includes('flush failed'))).toBe(true);
+  });
+
+  it('marks an unpublishable row instead of letting it block the others', async () => {
+    const counting = countingBus(natsBus);
+    const writer = pool();
+    const bad = { ...newChangeEvent('policy', 'x', {}), source: 'not.a.token' };
+    const good = newChangeEvent('policy', 'service.created', {});
+    await inTransaction(writer, (q) => writeOutboxEvents(q, [bad, good]));
+    await relay(pool(), counting.bus).flush();
+    expect([...counting.calls.keys()]).toEqual([good.id]);
+    expect(await unpublished(writer)).toBe(0);
+    expect(logs.some((l) => l.includes('dropping invalid event'))).toBe(true);
+  });
+
+  it('deletes published rows older than the retention', async () => {
+    const writer = pool();
+    const [old, recent, pending] = [newChangeEvent('s', 't', {}), newChangeEvent('s', 't', {}), newChangeEvent('s', 't', {})];
+    await writeOutboxEvents(writer, [old, recent]);
+    await writer.query(`UPDATE outbox_events SET published_at = now() - interval '2 hours' WHERE id = $1`, [old.id]);
+    await writer.query(`UPDATE outbox_events SET published_at = now() - interval '10 minutes' WHERE id = $1`, [recent.id]);
+    const counting = countingBus(natsBus, Number.MAX_SAFE_INTEGER); // nothing gets published
+    await writeOutboxEvents(writer, [pending]);
+    await relay(pool(), counting.bus).flush();
+    const { rows } = await writer.query('SELECT id FROM outbox_events ORDER BY id');
+    expect(rows.map((r) => r.id).sort()).toEqual([recent.id, pending.id].sort());
+  });
+
+  it('stop() waits for the flush in flight and ends polling', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let entered = false;
+    let published = 0;
+    const slow = countingBus(natsBus);
+    slow.bus.publish = async () => {
+      entered = true;
+      await gate;
+      published++;
+    };
+    const writer = pool();
+    await writeOutboxEvents(writer, [newChangeEvent('s', 't', {})]);
+    const r = relay(pool(), slow.bus);
+    await waitFor(() => entered, 'the relay to start publishing');
+    let stopped = false;
+    const stopping = r.stop().then(() => (stopped = true));
+    await new Promise((res) => setImmediate(res));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(published).toBe(1);
+    expect(await unpublished(writer)).toBe(0);
+  });
+});
+
+describe('newChangeEvent', () => {
+  it('builds an event with a uuid and a millisecond ISO timestamp', () => {
+    const e = newChangeEvent('identity-auth', 'api-session.deleted', { apiSessionId: 'x' });
+    expect(e.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(e.occurredAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(e).toMatchObject({ source: 'identity-auth', type: 'api-session.deleted', data: { apiSessionId: 'x' } });
+    expect(() => newChangeEvent('identity.auth', 'x', {})).toThrow(/source/);
+  });
+});

@@ -1,0 +1,272 @@
+import { randomUUID } from 'node:crypto';
+import { assertPublishable, assertSource, assertType, defaultLog, type Logger } from './subjects.js';
+import type { ChangeEvent, EventBus } from './types.js';
+
+/** Structural subset of pg.Pool so this package needs no pg dependency. */
+export interface SqlPool {
+  query(text: string, params?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
+  connect(): Promise<{ query: SqlPool['query']; release(err?: unknown): void }>;
+}
+
+/** Anything that runs a query: a pool, a checked-out client inside a transaction. */
+export type SqlQueryable = Pick<SqlPool, 'query'>;
+
+/** The row shape services insert into the outbox, in the same transaction as their change. */
+export interface OutboxRow {
+  /** uuid, the event id */
+  id: string;
+  type: string;
+  source: string;
+  data: unknown;
+  occurredAt: Date;
+}
+
+/**
+ * DDL of the outbox table, for every service's first migration (its own schema, picked by the
+ * connection's search_path):
+ * ```sql
+ * CREATE TABLE "outbox_events" ("id" UUID PRIMARY KEY, "type" TEXT NOT NULL, "source" TEXT NOT NULL, "data" JSONB NOT NULL,
+ *   "occurred_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(), "published_at" TIMESTAMPTZ(3));
+ * CREATE INDEX "outbox_events_unpublished_idx" ON "outbox_events" ("occurred_at") WHERE "published_at" IS NULL;
+ * ```
+ * Services on Prisma also declare the table in schema.prisma so a later diff does not drop it:
+ * `model OutboxEvent { id String @id @db.Uuid  type String  source String  data Json
+ *   occurredAt DateTime @default(now()) @map("occurred_at") @db.Timestamptz(3)
+ *   publishedAt DateTime? @map("published_at") @db.Timestamptz(3)  @@map("outbox_events") }`
+ * (the partial index stays in the SQL migration).
+ */
+export const OUTBOX_TABLE_SQL = `CREATE TABLE IF NOT EXISTS "outbox_events" ("id" UUID PRIMARY KEY, "type" TEXT NOT NULL, "source" TEXT NOT NULL, "data" JSONB NOT NULL,
+  "occurred_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(), "published_at" TIMESTAMPTZ(3));
+CREATE INDEX IF NOT EXISTS "outbox_events_unpublished_idx" ON "outbox_events" ("occurred_at") WHERE "published_at" IS NULL;
+`;
+
+let lastOccurredMs = 0;
+
+/**
+ * A new event: id = random UUID, occurredAt = now (ISO 8601, ms, UTC). Source and type are
+ * checked here, so a bad name fails at the writer, not in the relay.
+ *
+ * `occurredAt` is strictly increasing within a process (bumped by 1 ms when two events fall in
+ * the same millisecond), so the relay, which publishes in `occurred_at` order, keeps the order
+ * in which one process created its events.
+ * Example: `newChangeEvent('identity-auth', 'identity.deleted', { identityId: 'a1b2c3d4e' })`.
+ */
+export function newChangeEvent<T>(source: string, type: string, data: T): ChangeEvent<T> {
+  assertSource(source, false);
+  assertType(type, false);
+  lastOccurredMs = Math.max(Date.now(), lastOccurredMs + 1);
+  return { id: randomUUID(), type, source, occurredAt: new Date(lastOccurredMs).toISOString(), data };
+}
+
+/**
+ * The parameterised INSERT of events into the outbox, for any SQL runner (e.g. Prisma's
+ * `tx.$executeRawUnsafe(text, ...values)` inside the service's transaction).
+ */
+export function outboxInsert(events: ChangeEvent<unknown>[], table = 'outbox_events'): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const tuples = events.map((e) => {
+    const n = values.length;
+    values.push(e.id, e.type, e.source, JSON.stringify(e.data ?? null), e.occurredAt);
+    return `($${n + 1}::uuid, $${n + 2}, $${n + 3}, $${n + 4}::jsonb, $${n + 5}::timestamptz)`;
+  });
+  const text = `INSERT INTO ${quoteTable(table)} ("id", "type", "source", "data", "occurred_at") VALUES ${tuples.join(', ')}`;
+  return { text, values };
+}
+
+/** Inserts events into the outbox through `db`: pass the client of the service's open transaction. */
+export async function writeOutboxEvents(db: SqlQueryable, events: ChangeEvent<unknown>[], table?: string): Promise<void> {
+  if (events.length === 0) return;
+  const { text, values } = outboxInsert(events, table);
+  await db.query(text, values);
+}
+
+export interface OutboxRelay {
+  /** Flush now (call after a commit that wrote events). Bursts of calls coalesce. */
+  notify(): void;
+  /**
+   * Flushes and resolves once a flush that started after this call has ended (errors are
+   * logged, not thrown). For tests and for callers that want their events on the bus first.
+   */
+  flush(): Promise<void>;
+  /** Stops polling; resolves once an in-flight flush has ended. */
+  stop(): Promise<void>;
+}
+
+export interface OutboxRelayOptions {
+  pool: SqlPool;
+  bus: EventBus;
+  /** Default 'outbox_events', unqualified: the pool's search_path selects the service schema. */
+  table?: string;
+  /** Default 500. */
+  pollIntervalMs?: number;
+  /** Rows claimed per transaction. Default 100. */
+  batchSize?: number;
+  /** Published rows older than this are deleted (checked every few minutes). Default 1 h. */
+  retainPublishedMs?: number;
+  log?: (msg: string, err?: unknown) => void;
+}
+
+const CLEANUP_EVERY_MS = 5 * 60_000;
+
+/**
+ * Publishes committed outbox rows on the bus. Each flush claims up to `batchSize` unpublished
+ * rows, oldest first, with `FOR UPDATE SKIP LOCKED` in a transaction (so relays of several
+ * replicas share the table without publishing a row twice), publishes them in order, sets
+ * `published_at`, commits, and repeats while batches are full. A crash between publish and
+ * commit re-publishes the same event id, which the bus drops as a duplicate.
+ *
+ * Failures never stop the relay: a failed publish marks the rows before it, logs, and the rest
+ * is retried on the next tick. A row that is not a valid event (bad source or type) is logged
+ * and marked published so it cannot block the others. Ordering holds within one relay; with
+ * several relays running, events of different batches may interleave, so consumers must not
+ * depend on a global order (only on idempotency by event id).
+ */
+export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
+  const { pool, bus } = opts;
+  const table = quoteTable(opts.table ?? 'outbox_events');
+  const pollIntervalMs = opts.pollIntervalMs ?? 500;
+  const batchSize = opts.batchSize ?? 100;
+  const retainMs = opts.retainPublishedMs ?? 3600_000;
+  const log: Logger = opts.log ?? defaultLog;
+
+  let stopped = false;
+  let inFlight: Promise<void> | null = null;
+  let rerun = false;
+  let notifyQueued = false;
+  let timer: NodeJS.Timeout | undefined;
+  let started = 0;
+  let lastCleanup = 0;
+  const waiters: { run: number; resolve: () => void }[] = [];
+
+  const claimSql =
+    `SELECT "id", "type", "source", "data", "occurred_at" FROM ${table} WHERE "published_at" IS NULL ` +
+    `ORDER BY "occurred_at", "id" LIMIT $1 FOR UPDATE SKIP LOCKED`;
+  const markSql = `UPDATE ${table} SET "published_at" = now() WHERE "id" = ANY($1::uuid[])`;
+  const cleanupSql = `DELETE FROM ${table} WHERE "published_at" < now() - make_interval(secs => $1)`;
+
+  async function flushBatch(): Promise<number> {
+    const client = await pool.connect();
+    let open = false;
+    let broken: unknown;
+    try {
+      await client.query('BEGIN');
+      open = true;
+      const { rows } = await client.query(claimSql, [batchSize]);
+      const done: string[] = [];
+      let failure: unknown;
+      for (const row of rows) {
+        const event = rowToEvent(row);
+        try {
+          assertPublishable(event);
+        } catch (err) {
+          log(`outbox: dropping invalid event ${row.id} (${row.source}/${row.type})`, err);
+          done.push(row.id);
+          continue;
+        }
+        try {
+          await bus.publish(event);
+          done.push(row.id);
+        } catch (err) {
+          failure = err;
+          break;
+        }
+      }
+      if (done.length > 0) await client.query(markSql, [done]);
+      await client.query('COMMIT');
+      open = false;
+      if (failure) throw failure;
+      return rows.length;
+    } catch (err) {
+      if (open) await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async function runOnce(): Promise<void> {
+    try {
+      while (!stopped && (await flushBatch()) >= batchSize) {
+        // full batch: more may be waiting
+      }
+    } catch (err) {
+      log('outbox relay: flush failed, retrying on the next tick', err);
+    }
+    if (stopped || Date.now() - lastCleanup < CLEANUP_EVERY_MS) return;
+    lastCleanup = Date.now();
+    try {
+      await pool.query(cleanupSql, [retainMs / 1000]);
+    } catch (err) {
+      log('outbox relay: deleting old published rows failed', err);
+    }
+  }
+
+  function trigger(): void {
+    if (stopped) return;
+    if (inFlight) {
+      rerun = true;
+      return;
+    }
+    clearTimeout(timer);
+    const run = ++started;
+    inFlight = runOnce().finally(() => {
+      inFlight = null;
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (waiters[i].run <= run) waiters.splice(i, 1)[0].resolve();
+      }
+      if (stopped) return;
+      if (rerun) {
+        rerun = false;
+        trigger();
+      } else {
+        timer = setTimeout(trigger, pollIntervalMs);
+        timer.unref();
+      }
+    });
+  }
+
+  trigger();
+
+  return {
+    notify() {
+      if (stopped || notifyQueued) return;
+      notifyQueued = true;
+      setImmediate(() => {
+        notifyQueued = false;
+        trigger();
+      });
+    },
+    flush() {
+      if (stopped) return Promise.resolve();
+      const done = new Promise<void>((resolve) => waiters.push({ run: started + 1, resolve }));
+      trigger();
+      return done;
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await inFlight;
+      for (const w of waiters.splice(0)) w.resolve();
+    },
+  };
+}
+
+function rowToEvent(row: { id: string; type: string; source: string; data: unknown; occurred_at: unknown }): ChangeEvent {
+  const at = row.occurred_at instanceof Date ? row.occurred_at : new Date(String(row.occurred_at));
+  return {
+    id: row.id,
+    type: row.type,
+    source: row.source,
+    occurredAt: at.toISOString(),
+    data: row.data as Record<string, unknown>,
+  };
+}
+
+/** `name` or `schema.name`, each part a plain SQL identifier, double-quoted. */
+function quoteTable(table: string): string {
+  const parts = table.split('.');
+  if (parts.length > 2 || parts.some((p) => !/^[A-Za-z_][A-Za-z0-9_$]*$/.test(p))) {
+    throw new Error(`invalid outbox table name ${JSON.stringify(table)}`);
+  }
+  return parts.map((p) => `"${p}"`).join('.');
+}

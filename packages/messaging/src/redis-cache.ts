@@ -1,0 +1,60 @@
+import Redis from 'ioredis';
+import { assertTtl } from './memory-cache.js';
+import { defaultLog, type Logger } from './subjects.js';
+import type { Cache } from './types.js';
+
+/** Options of {@link createRedisCache}. */
+export interface RedisCacheOptions {
+  /** Prepended to every key (e.g. `ziti:gateway:`), so several users can share one Redis. */
+  keyPrefix?: string;
+  /** Where connection trouble is reported (once per outage). Default console.error. */
+  log?: Logger;
+}
+
+/**
+ * The Redis cache. Connects before resolving (rejects when Redis does not answer) and
+ * reconnects by itself afterwards. `set` writes with a millisecond TTL (`SET key value PX`),
+ * `del` of no keys is a no-op, `close` quits gracefully.
+ */
+export async function createRedisCache(url: string, opts: RedisCacheOptions = {}): Promise<Cache> {
+  let started = false;
+  const redis = new Redis(url, {
+    keyPrefix: opts.keyPrefix,
+    lazyConnect: true,
+    maxRetriesPerRequest: 3,
+    // No retries before the first connection (fail fast); afterwards reconnect forever.
+    retryStrategy: (times) => (started ? Math.min(times * 200, 2_000) : null),
+  });
+  // ioredis reconnects by itself; report the first error of each outage only (the first
+  // connection's failure is reported by rejecting instead).
+  const log = opts.log ?? defaultLog;
+  let healthy = false;
+  redis.on('ready', () => (healthy = true));
+  redis.on('error', (err) => {
+    if (healthy) log('Redis connection error (reconnecting)', err);
+    healthy = false;
+  });
+  try {
+    await redis.connect();
+  } catch (err) {
+    // Once ended, disconnect() would leave a 2 s timer behind on the dead socket.
+    if (redis.status !== 'end') redis.disconnect();
+    throw err;
+  }
+  started = true;
+  return {
+    async get(key) {
+      return redis.get(key);
+    },
+    async set(key, value, ttlSeconds) {
+      assertTtl(ttlSeconds);
+      await redis.set(key, value, 'PX', Math.ceil(ttlSeconds * 1000));
+    },
+    async del(...keys) {
+      if (keys.length > 0) await redis.del(...keys);
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
