@@ -4,8 +4,16 @@ import { Pool, type PoolConfig } from 'pg';
  * A pg pool whose connections see only the service's own schema (search_path), for raw SQL
  * such as compiled ZitiQL filters. Prisma clients get the same schema through `PrismaPg`.
  */
-export function createSchemaPool(databaseUrl: string, schema: string, extra: PoolConfig = {}): Pool {
-  return new Pool({ connectionString: databaseUrl, max: 10, options: `-c search_path="${schema}"`, ...extra });
+export function createSchemaPool(
+  databaseUrl: string,
+  schema: string,
+  extra: PoolConfig = {},
+  onError: (err: Error) => void = (err) => console.error(`[db:${schema}] idle client error: ${err.message}`),
+): Pool {
+  const pool = new Pool({ connectionString: databaseUrl, max: 10, options: `-c search_path="${schema}"`, ...extra });
+  // An idle client can fail (server restart, database dropped); without a listener that would crash the process.
+  pool.on('error', onError);
+  return pool;
 }
 
 /** Postgres error codes the services map to OpenZiti errors. */

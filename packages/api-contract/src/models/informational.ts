@@ -58,10 +58,10 @@ export const SpecDetail = Type.Intersect([BaseEntity, Type.Object({ name: Type.S
 export const SpecList = Type.Array(SpecDetail, { $id: 'specList' });
 
 /**
- * The body of a spec: the generated swagger 2.0 document itself. (OpenZiti's spec types it as a
- * string, and its controller writes the bare document instead of an envelope.)
+ * The body of a spec: the generated swagger 2.0 document, serialised as JSON text (the spec types
+ * it as a string). With `Accept: text/yaml` the bare YAML document is served instead.
  */
-export const SpecBodyDetail = Type.Object({}, { $id: 'specBodyDetail', additionalProperties: true });
+export const SpecBodyDetail = Type.String({ $id: 'specBodyDetail' });
 
 export const ListSpecsEnvelope = envelope('listSpecsEnvelope', SpecList);
 export const DetailSpecEnvelope = envelope('detailSpecEnvelope', SpecDetail);

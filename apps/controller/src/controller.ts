@@ -1,0 +1,142 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import * as gateway from '@ziti/gateway';
+import * as identityAuth from '@ziti/identity-auth';
+import { type Cache, type EventBus, createInProcessBus, createMemoryCache, createNatsBus, createRedisCache } from '@ziti/messaging';
+import * as pkiEnrollment from '@ziti/pki-enrollment';
+import * as policy from '@ziti/policy';
+import * as posture from '@ziti/posture';
+import * as session from '@ziti/session';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { readOrCreateSecret } from './files.js';
+
+export interface ControllerOptions {
+  /** PKI, generated secrets, the admin password file and (embedded) the PostgreSQL cluster. */
+  dataDir: string;
+  /** External PostgreSQL; without it an embedded one runs in `<dataDir>/postgres`. */
+  databaseUrl?: string;
+  /** NATS JetStream; without it the in-process event bus. */
+  natsUrl?: string;
+  /** Redis; without it the in-memory cache. */
+  redisUrl?: string;
+  /**
+   * Isolation on shared NATS / Redis servers (e.g. one controller per test file): the JetStream
+   * stream and subject prefix of the events (defaults `ZITI_EVENTS`, `ziti.events`; subjects of two
+   * streams must not overlap) and a prefix for every cache key.
+   */
+  natsStream?: string;
+  natsSubjectPrefix?: string;
+  cacheKeyPrefix?: string;
+  /** Gateway listen host. Default 0.0.0.0. */
+  listenHost?: string;
+  /** Gateway port. Default 1280; 0 = ephemeral. */
+  port?: number;
+  /** `host[:port]` clients use (API base URLs, server certificate); default from the listener. */
+  advertisedAddress?: string;
+  /** Extra names and addresses for the gateway's server certificate. */
+  extraSans?: string[];
+  /** Default admin. Default username `admin`; without a password one is generated into `<dataDir>/admin-password`. */
+  adminUsername?: string;
+  adminPassword?: string;
+  /** Secret signing principals between gateway and services. Default `ZITI_INTERNAL_SECRET`, else `<dataDir>/internal-secret`. */
+  internalSecret?: string;
+  /** Loopback ports of the contexts: `fixed` (HTTP 18101..18105, gRPC 18201..18205) or `ephemeral` (default). */
+  servicePorts?: 'ephemeral' | 'fixed';
+  log?: (m: string) => void;
+}
+
+export interface RunningController {
+  /** The gateway's base URL (HTTPS). */
+  url: string;
+  port: number;
+  /** The controller's root CA (trust anchor of the gateway's server certificate). */
+  caCertPem: string;
+  services: Record<string, { httpUrl: string; grpcAddress: string }>;
+  adminUsername: string;
+  /** Gateway first, then the contexts, the bus and cache, and the embedded PostgreSQL last. */
+  stop(): Promise<void>;
+}
+
+/** Name of the database the embedded PostgreSQL holds every schema in. */
+export const EMBEDDED_DATABASE = 'ziti';
+const SERVICE_HOST = '127.0.0.1';
+
+/**
+ * The all-in-one composition root: every context and the gateway in this one process, each
+ * context on its own loopback HTTP and gRPC port, sharing one database (one schema each), one
+ * event bus and one cache.
+ */
+export async function startController(opts: ControllerOptions): Promise<RunningController> {
+  const log = opts.log ?? (() => undefined);
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const internalSecret =
+    opts.internalSecret || process.env.ZITI_INTERNAL_SECRET || readOrCreateSecret(join(dataDir, 'internal-secret'));
+  const adminUsername = opts.adminUsername || 'admin';
+
+  // Everything started so far, stopped in reverse order (on stop() and on a failed start).
+  const started: { name: string; stop: () => Promise<unknown> }[] = [];
+  const stopAll = async () => {
+    for (const s of started.splice(0).reverse()) {
+      await s.stop().catch((err) => log(`stopping ${s.name} failed: ${(err as Error).message ?? err}`));
+    }
+  };
+  try {
+    let databaseUrl = opts.databaseUrl;
+    if (!databaseUrl) {
+      const pg = await startEmbeddedPostgres({ dataDir, database: EMBEDDED_DATABASE, log });
+      started.push({ name: 'embedded PostgreSQL', stop: pg.stop });
+      databaseUrl = pg.databaseUrl;
+    }
+    const bus: EventBus = opts.natsUrl
+      ? await createNatsBus({ url: opts.natsUrl, stream: opts.natsStream, subjectPrefix: opts.natsSubjectPrefix, name: 'ziti-controller' })
+      : createInProcessBus();
+    started.push({ name: 'event bus', stop: () => bus.close() });
+    const cache: Cache = opts.redisUrl ? await createRedisCache(opts.redisUrl, { keyPrefix: opts.cacheKeyPrefix }) : createMemoryCache();
+    started.push({ name: 'cache', stop: () => cache.close() });
+
+    const others = [pkiEnrollment, policy, session, posture];
+    for (const ctx of [identityAuth, ...others]) await ctx.runMigrations(databaseUrl, log);
+
+    const fixed = opts.servicePorts === 'fixed';
+    const common = { databaseUrl, bus, cache, internalSecret, log };
+    const ports = (i: number) => ({
+      http: { host: SERVICE_HOST, port: fixed ? 18101 + i : 0 },
+      grpc: { host: SERVICE_HOST, port: fixed ? 18201 + i : 0 },
+    });
+    const running = [
+      await identityAuth.startService({
+        ...common,
+        ...ports(0),
+        dataDir,
+        admin: { username: adminUsername, password: opts.adminPassword || undefined },
+      }),
+    ];
+    started.push(running[0]);
+    for (const [i, ctx] of others.entries()) {
+      const service = await ctx.startService({ ...common, ...ports(i + 1) });
+      started.push(service);
+      running.push(service);
+    }
+    const services = Object.fromEntries(running.map((s) => [s.name, { httpUrl: s.httpUrl, grpcAddress: s.grpcAddress }]));
+
+    const gw = await gateway.startGateway({
+      bus,
+      cache,
+      internalSecret,
+      listen: { host: opts.listenHost || '0.0.0.0', port: opts.port ?? 1280 },
+      advertisedAddress: opts.advertisedAddress,
+      extraSans: opts.extraSans,
+      dataDir,
+      upstreams: Object.fromEntries(running.map((s) => [s.name, s.httpUrl])),
+      identityAuthGrpc: running[0].grpcAddress,
+      log,
+    });
+    started.push({ name: 'gateway', stop: () => gw.stop() });
+
+    return { url: gw.url, port: gw.port, caCertPem: gw.caCertPem, services, adminUsername, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,94 @@
+// The Kubernetes manifests cannot be applied here (no cluster, no container engine), so this
+// checks what can be checked offline: every file parses, the kustomization lists them all, and the
+// references between objects (selectors, named ports, ConfigMaps and Secrets, HPA targets, the
+// entry points the commands run) hold.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadAll } from 'js-yaml';
+
+const ROOT = join(__dirname, '..', '..', '..');
+const K8S = join(ROOT, 'deploy', 'k8s');
+const CONTEXTS = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture'];
+
+type Obj = { apiVersion: string; kind: string; metadata: { name: string }; spec?: any; data?: any; stringData?: any };
+
+function load(file: string): Obj[] {
+  return (loadAll(readFileSync(join(K8S, file), 'utf8')) as (Obj | null)[]).filter((d): d is Obj => d !== null);
+}
+
+const kustomization = load('kustomization.yaml')[0] as unknown as { resources: string[] };
+const objects = kustomization.resources.flatMap(load);
+const byKind = (kind: string) => objects.filter((o) => o.kind === kind);
+const named = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+
+/** Asserts the source of `node services/x/dist/main.js` (`services/x/src/main.ts`) exists. */
+function expectEntry(command: string[]): void {
+  expect(command[0]).toBe('node');
+  const source = command[1].replace('/dist/', '/src/').replace(/\.js$/, '.ts');
+  expect(existsSync(join(ROOT, source)) ? 'present' : `missing ${source}`).toBe('present');
+}
+
+describe('deploy/k8s manifests', () => {
+  it('lists every manifest in the kustomization, and each object is well-formed', () => {
+    const files = readdirSync(K8S).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+    expect([...kustomization.resources].sort()).toEqual(files.sort());
+    for (const o of objects) expect(o).toEqual(expect.objectContaining({ apiVersion: expect.any(String), kind: expect.any(String) }));
+    for (const o of objects) expect(o.metadata.name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+  });
+
+  it('runs every context and the gateway as a two-replica Deployment with probes on named ports', () => {
+    expect(byKind('Deployment').map((d) => d.metadata.name).sort()).toEqual([...CONTEXTS, 'gateway'].sort());
+    for (const d of byKind('Deployment')) {
+      const pod = d.spec.template;
+      expect(d.spec.replicas).toBe(2);
+      expect(pod.metadata.labels).toEqual(expect.objectContaining(d.spec.selector.matchLabels));
+      expect(pod.spec.securityContext.runAsNonRoot).toBe(true);
+      for (const c of pod.spec.containers) {
+        expectEntry(c.command);
+        const ports = c.ports.map((p: { name: string }) => p.name);
+        for (const probe of [c.readinessProbe, c.livenessProbe]) {
+          expect(ports).toContain((probe.httpGet ?? probe.tcpSocket).port);
+        }
+        expect(c.resources.requests).toBeDefined();
+        for (const ref of c.envFrom ?? []) {
+          if (ref.configMapRef) expect(named('ConfigMap', ref.configMapRef.name)).toBeDefined();
+          if (ref.secretRef) expect(named('Secret', ref.secretRef.name)).toBeDefined();
+        }
+      }
+    }
+    const gw = named('Deployment', 'gateway')!.spec.template.spec;
+    expect(gw.containers[0].readinessProbe.httpGet).toEqual(expect.objectContaining({ scheme: 'HTTPS', path: '/ziti-internal/readyz' }));
+    expect(gw.volumes.find((v: any) => v.secret)?.secret.secretName).toBe('ziti-gateway-pki');
+  });
+
+  it('gives every Deployment a Service that selects its pods and targets its ports; the gateway is a LoadBalancer on 1280', () => {
+    for (const s of byKind('Service')) {
+      const d = named('Deployment', s.metadata.name)!;
+      expect(d.spec.template.metadata.labels).toEqual(expect.objectContaining(s.spec.selector));
+      const ports = d.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name);
+      for (const p of s.spec.ports) expect(ports).toContain(p.targetPort);
+    }
+    expect(named('Service', 'gateway')!.spec).toEqual(expect.objectContaining({ type: 'LoadBalancer', ports: [expect.objectContaining({ port: 1280 })] }));
+  });
+
+  it('has a migration Job per context and autoscalers for gateway, identity-auth and session', () => {
+    const jobs = byKind('Job');
+    expect(jobs.map((j) => j.metadata.name).sort()).toEqual(CONTEXTS.map((c) => `migrate-${c}`).sort());
+    for (const j of jobs) {
+      const [c] = j.spec.template.spec.containers;
+      expectEntry(c.command);
+      expect(c.command[1]).toMatch(/\/dist\/migrate\.js$/);
+    }
+    const hpas = byKind('HorizontalPodAutoscaler');
+    expect(hpas.map((h) => h.spec.scaleTargetRef.name).sort()).toEqual(['gateway', 'identity-auth', 'session']);
+    for (const h of hpas) expect(named('Deployment', h.spec.scaleTargetRef.name)).toBeDefined();
+  });
+
+  it('keeps the internal secret and the server URLs in the Secret, and only strings in ConfigMaps and Secrets', () => {
+    for (const o of [...byKind('ConfigMap'), ...byKind('Secret')]) {
+      for (const v of Object.values({ ...o.data, ...o.stringData })) expect(typeof v).toBe('string');
+    }
+    const secret = named('Secret', 'ziti-secrets')!;
+    expect(Object.keys(secret.stringData)).toEqual(expect.arrayContaining(['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL']));
+  });
+});

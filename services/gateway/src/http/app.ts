@@ -1,0 +1,111 @@
+import type { Owner } from '@ziti/api-contract';
+import { ApiError } from '@ziti/errors';
+import { MAX_BODY_BYTES, PRINCIPAL_HEADER, REQUEST_ID_HEADER, type RequestPrincipal, sendError, shortId, signPrincipal } from '@ziti/http-kit';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { type Authenticator, missingTokenError, sessionHeaders, sessionToken } from '../auth/authenticator.js';
+import { readBody } from './body.js';
+import { answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders } from './headers.js';
+import type { LocalHandler } from './informational.js';
+import { normalisePath, splitUrl } from './paths.js';
+import { type ProxiedRequest, noUpstreamError } from './proxy.js';
+import type { RouteTable } from './route-table.js';
+
+/** Probes on the public listener, outside both APIs' namespace (never aliased). */
+export const HEALTH_PATHS = { live: '/ziti-internal/healthz', ready: '/ziti-internal/readyz' } as const;
+
+export interface GatewayAppOptions {
+  instanceId: string;
+  version: string;
+  internalSecret: string;
+  routes: RouteTable;
+  /** Handlers of the routes the gateway serves itself, by operationId. */
+  local: Record<string, LocalHandler>;
+  /** Proxies to the contexts that have an upstream. */
+  proxies: Partial<Record<Owner, RequestHandler>>;
+  authenticator: Authenticator;
+  /** The swagger JSON of an API (`/edge/<api>/v1/swagger.json`). */
+  swaggerJson(api: 'client' | 'management'): string;
+  /** True once shutdown began: readiness fails and connections are not kept alive. */
+  draining(): boolean;
+}
+
+async function principalFor(req: Request, opts: GatewayAppOptions): Promise<RequestPrincipal> {
+  const token = sessionToken(req);
+  if (!token) throw missingTokenError();
+  return opts.authenticator.authenticate(token);
+}
+
+/**
+ * The public request pipeline: strip internal headers and assign the request id, server and CORS
+ * headers, preflight, path aliases, contract match (404/405), the 1 MiB body limit, session
+ * authentication for non-anonymous routes, then the gateway's own handler or the owning context.
+ */
+export function createGatewayApp(opts: GatewayAppOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.use(async (req: Request, res: Response, next: NextFunction) => {
+    stripInternalHeaders(req);
+    const requestId = shortId();
+    req.zitiRequestId = requestId;
+    req.headers[REQUEST_ID_HEADER] = requestId;
+    setServerHeaders(res, opts.instanceId, opts.version);
+    setCorsHeaders(req, res);
+    if (opts.draining()) res.setHeader('connection', 'close');
+    try {
+      if (req.method === 'OPTIONS') return answerPreflight(req, res);
+
+      const { path, search } = splitUrl(req.url);
+      const collapsed = path.replace(/\/{2,}/g, '/');
+      if (collapsed === HEALTH_PATHS.live) return void res.json({ service: 'gateway', status: 'ok' });
+      if (collapsed === HEALTH_PATHS.ready) {
+        const ready = !opts.draining();
+        return void res.status(ready ? 200 : 503).json({ service: 'gateway', ready });
+      }
+
+      const target = normalisePath(path);
+      if (!target.api || target.relative === undefined) throw ApiError.of('NOT_FOUND');
+      if (target.relative === '/swagger.json' && (req.method === 'GET' || req.method === 'HEAD')) {
+        res.type('application/json');
+        return void res.send(opts.swaggerJson(target.api));
+      }
+      const { route, params } = opts.routes.match(target.api, req.method, target.relative);
+
+      const body = await readBody(req, MAX_BODY_BYTES);
+
+      let principal: RequestPrincipal | undefined;
+      if (route.access !== 'anonymous') {
+        principal = await principalFor(req, opts);
+        for (const [k, v] of Object.entries(sessionHeaders(principal))) res.setHeader(k, v);
+      }
+
+      if (route.owner === 'gateway') {
+        const handler = opts.local[route.operationId];
+        if (!handler) throw ApiError.of('NOT_FOUND');
+        const result = handler({ api: target.api, params, req });
+        res.status(result.status ?? route.success.status);
+        if (result.raw !== undefined) {
+          res.type(result.contentType ?? 'application/octet-stream');
+          return void res.send(result.raw);
+        }
+        return void res.json(result.body);
+      }
+
+      const proxy = opts.proxies[route.owner];
+      if (!proxy) throw noUpstreamError(route.owner);
+      req.url = target.path + search;
+      if (principal) req.headers[PRINCIPAL_HEADER] = signPrincipal(opts.internalSecret, principal, requestId);
+      (req as ProxiedRequest).zitiBody = body;
+      return void proxy(req, res, next);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) return void res.destroy();
+    sendError(res, err, req.zitiRequestId ?? shortId());
+  });
+  return app;
+}

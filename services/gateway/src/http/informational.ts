@@ -1,0 +1,114 @@
+import type { IncomingMessage } from 'node:http';
+import type { ApiName, RouteDef } from '@ziti/api-contract';
+import { ApiError, dataEnvelope, formatTimestamp } from '@ziti/errors';
+import { API_BASES } from '@ziti/http-kit';
+import yaml from 'js-yaml';
+import { SPEC_IDS, generateSpec } from '../openapi/generate.js';
+import type { Json } from '../openapi/schema.js';
+
+/** What the gateway reports about itself in `/version`. */
+export interface BuildInfo {
+  version: string;
+  revision: string;
+  buildDate: Date;
+  runtimeVersion: string;
+}
+
+export interface LocalCall {
+  api: ApiName;
+  params: Record<string, string>;
+  req: IncomingMessage;
+}
+
+export interface LocalResult {
+  status?: number;
+  body?: unknown;
+  raw?: string;
+  contentType?: string;
+}
+
+export type LocalHandler = (call: LocalCall) => LocalResult;
+
+export interface InformationalOptions {
+  build: BuildInfo;
+  /** `host:port` of the public listener, as clients reach it. */
+  advertisedAddress: string;
+  routes: readonly RouteDef[];
+  models: Readonly<Record<string, unknown>>;
+}
+
+/** Every capability this controller knows of, enabled or not (`/enumerated-capabilities`). */
+export const ENUMERATED_CAPABILITIES = ['OIDC_AUTH', 'HA_CONTROLLER', 'OIDC_AUTH_WITH_CSR'];
+
+/** `buildDate` as the controller prints it: `2020-02-11 16:09:08` (UTC). */
+function buildDateText(d: Date): string {
+  return d.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+function wantsYaml(req: IncomingMessage): boolean {
+  return /\b(text|application)\/(x-)?yaml\b/i.test(req.headers.accept ?? '');
+}
+
+/**
+ * The informational operations the gateway serves on both APIs, and the generated swagger
+ * documents (cached per API; the contract does not change while the process runs).
+ */
+export function informationalHandlers(opts: InformationalOptions): {
+  handlers: Record<string, LocalHandler>;
+  specDocument(api: ApiName): Json;
+  specJson(api: ApiName): string;
+} {
+  const { build, advertisedAddress } = opts;
+  const baseUrl = (api: ApiName) => `https://${advertisedAddress}${API_BASES[api]}`;
+  const apiVersion = (api: ApiName) => ({ v1: { path: API_BASES[api], apiBaseUrls: [baseUrl(api)] } });
+
+  const documents = new Map<ApiName, { doc: Json; json: string; yaml?: string }>();
+  const spec = (api: ApiName) => {
+    let entry = documents.get(api);
+    if (!entry) {
+      const doc = generateSpec({ api, routes: opts.routes, models: opts.models, host: advertisedAddress, version: build.version });
+      entry = { doc, json: JSON.stringify(doc) };
+      documents.set(api, entry);
+    }
+    return entry;
+  };
+  const apiOfSpec = (id: string | undefined): ApiName => {
+    const api = (Object.keys(SPEC_IDS) as ApiName[]).find((a) => SPEC_IDS[a] === id);
+    if (!api) throw ApiError.notFound();
+    return api;
+  };
+  const specDetail = (api: ApiName) => {
+    const id = SPEC_IDS[api];
+    const at = formatTimestamp(build.buildDate);
+    return { _links: { self: { href: `./specs/${id}` }, spec: { href: `./specs/${id}/spec` } }, createdAt: at, id, name: id, tags: {}, updatedAt: at };
+  };
+
+  const version: LocalHandler = () => ({
+    body: dataEnvelope({
+      apiVersions: { edge: apiVersion('client'), 'edge-client': apiVersion('client'), 'edge-management': apiVersion('management') },
+      buildDate: buildDateText(build.buildDate),
+      capabilities: [],
+      revision: build.revision,
+      runtimeVersion: build.runtimeVersion,
+      version: build.version,
+    }),
+  });
+
+  const handlers: Record<string, LocalHandler> = {
+    listRoot: version,
+    listVersion: version,
+    listEnumeratedCapabilities: () => ({ body: dataEnvelope([...ENUMERATED_CAPABILITIES]) }),
+    listProtocols: () => ({ body: dataEnvelope({ https: { address: advertisedAddress } }) }),
+    listSpecs: ({ api }) => ({ body: dataEnvelope([specDetail(api)]) }),
+    detailSpec: ({ params }) => ({ body: dataEnvelope(specDetail(apiOfSpec(params.id))) }),
+    detailSpecBody: ({ params, req }) => {
+      const entry = spec(apiOfSpec(params.id));
+      if (wantsYaml(req)) {
+        entry.yaml ??= yaml.dump(entry.doc, { noRefs: true, lineWidth: -1 });
+        return { raw: entry.yaml, contentType: 'text/yaml' };
+      }
+      return { body: dataEnvelope(entry.json) };
+    },
+  };
+  return { handlers, specDocument: (api) => spec(api).doc, specJson: (api) => spec(api).json };
+}

@@ -1,0 +1,71 @@
+import { Agent, type ClientRequest, type IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { ApiError } from '@ziti/errors';
+import { INTERNAL_HEADER_PREFIX, sendError } from '@ziti/http-kit';
+import type { RequestHandler } from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
+
+/** The buffered body and request id the gateway attaches to a request before proxying it. */
+export interface ProxiedRequest extends IncomingMessage {
+  zitiBody?: Buffer;
+  zitiRequestId?: string;
+}
+
+/** How long an upstream may take to answer (the controller's handler timeout). */
+export const UPSTREAM_TIMEOUT_MS = 10_000;
+
+/** 503 in the envelope when a context has no upstream configured. */
+export function noUpstreamError(owner: string): ApiError {
+  return ApiError.fromCode('UNHANDLED', {
+    status: 503,
+    message: 'The service that handles this request is not available',
+    cause: { code: 'UNHANDLED', message: `no upstream is configured for ${owner}` },
+  });
+}
+
+function upstreamError(owner: string, err: Error & { code?: string }): ApiError {
+  return ApiError.of('TIMEOUT', { cause: { code: 'UNHANDLED', message: `${owner} did not answer: ${err.code ?? err.message}` } });
+}
+
+/**
+ * A reverse proxy (http-proxy-middleware) to one context. It forwards the request with its
+ * (already normalised) `req.url`, its headers as the gateway left them (principal and request id
+ * included), `x-forwarded-*`, and the body the gateway buffered. Upstream failures and timeouts
+ * become 503 `TIMEOUT` in the envelope; `x-ziti-*` response headers never leave the gateway.
+ */
+export function createUpstreamProxy(owner: string, target: string, log: (m: string) => void): { handler: RequestHandler; close(): void } {
+  // Idle upstream sockets are dropped well before the services' keep-alive timeout (65 s), so a
+  // request never lands on a socket the upstream is closing.
+  const agent = new Agent({ keepAlive: true, timeout: 30_000 });
+  const handler = createProxyMiddleware<ProxiedRequest, ServerResponse>({
+    target,
+    changeOrigin: false,
+    xfwd: true,
+    agent,
+    proxyTimeout: UPSTREAM_TIMEOUT_MS,
+    on: {
+      proxyReq: (proxyReq: ClientRequest, req: ProxiedRequest) => {
+        const body = req.zitiBody;
+        const framed = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+        if (!body || (body.length === 0 && !framed)) return;
+        proxyReq.removeHeader('transfer-encoding');
+        proxyReq.setHeader('content-length', String(body.length));
+        if (body.length > 0) proxyReq.write(body);
+      },
+      proxyRes: (proxyRes: IncomingMessage) => {
+        for (const name of Object.keys(proxyRes.headers)) {
+          if (name.startsWith(INTERNAL_HEADER_PREFIX)) delete proxyRes.headers[name];
+        }
+      },
+      error: (err: Error, req: ProxiedRequest, res: ServerResponse | Socket) => {
+        log(`proxy to ${owner} failed for ${req.method} ${req.url}: ${(err as { code?: string }).code ?? err.message}`);
+        if (res instanceof ServerResponse && !res.headersSent) {
+          sendError(res as never, upstreamError(owner, err), req.zitiRequestId ?? '');
+        } else {
+          res.destroy();
+        }
+      },
+    },
+  }) as unknown as RequestHandler;
+  return { handler, close: () => agent.destroy() };
+}

@@ -1,0 +1,182 @@
+import { readFileSync, statSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Server, createServer } from 'node:https';
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { ALL_ROUTES, MODELS, type Owner } from '@ziti/api-contract';
+import type { Cache, EventBus } from '@ziti/messaging';
+import type { RequestHandler } from 'express';
+import { Authenticator } from './auth/authenticator.js';
+import { grpcSessionResolver } from './auth/session-resolver.js';
+import { subscribeCacheInvalidation } from './events/cache-invalidation.js';
+import { createGatewayApp } from './http/app.js';
+import { informationalHandlers } from './http/informational.js';
+import { createUpstreamProxy } from './http/proxy.js';
+import { RouteTable } from './http/route-table.js';
+import { loadOrCreatePki } from './pki/store.js';
+
+export const SERVICE_NAME = 'gateway';
+
+/** The contexts the gateway proxies to. */
+export type UpstreamOwner = Exclude<Owner, 'gateway'>;
+
+/** What the gateway needs from its composition root. */
+export interface GatewayDeps {
+  bus: EventBus;
+  cache: Cache;
+  /** Secret shared with the services, used to sign the forwarded principal. */
+  internalSecret: string;
+  /** Public HTTPS listener; port 0 picks an ephemeral port. */
+  listen: { host: string; port: number };
+  /** `host[:port]` used in apiBaseUrls, `/protocols` and the certificate; default `<listen host>:<port>` (`localhost` for a wildcard host). */
+  advertisedAddress?: string;
+  /** Extra certificate names and addresses (`ZITI_CTRL_SANS`). */
+  extraSans?: readonly string[];
+  /** The controller PKI lives in `<dataDir>/pki`. */
+  dataDir: string;
+  /** Base HTTP URLs of the contexts, e.g. `http://127.0.0.1:18101`. A context without one is answered 503. */
+  upstreams: Partial<Record<UpstreamOwner, string>>;
+  /** identity-auth's gRPC `host:port`. */
+  identityAuthGrpc: string;
+  instanceId?: string;
+  /** Reported in `/version` and the `server` header; default `v<package version>`. */
+  version?: string;
+  /** Source revision for `/version`; default `ZITI_REVISION` or `local`. */
+  revision?: string;
+  log?: (m: string) => void;
+}
+
+export interface RunningGateway {
+  name: string;
+  /** `https://<advertised address>` */
+  url: string;
+  port: number;
+  /** The root CA that signed the server certificate (what clients must trust). */
+  caCertPem: string;
+  /** Graceful: stops accepting, lets in-flight requests finish, unsubscribes, closes the gRPC channel. */
+  stop(): Promise<void>;
+}
+
+/** How long in-flight requests may run once shutdown began (the upstream timeout, plus a margin). */
+const DRAIN_TIMEOUT_MS = 12_000;
+
+function packageVersion(): string {
+  try {
+    return `v${(JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version}`;
+  } catch {
+    return 'v0.0.0';
+  }
+}
+
+const isWildcard = (host: string) => host === '0.0.0.0' || host === '::' || host === '';
+
+/** Splits `host[:port]` / `[v6][:port]`. */
+function splitAddress(address: string): { host: string; port?: number } {
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(address) ?? /^([^:]+)(?::(\d+))?$/.exec(address);
+  if (!m) return { host: address };
+  return { host: m[1]!, port: m[2] ? Number(m[2]) : undefined };
+}
+
+const joinAddress = (host: string, port: number) => `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+
+function listenOn(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as { port: number }).port);
+    });
+  });
+}
+
+/** Starts the gateway: PKI, the HTTPS listener, proxies, session resolution and cache invalidation. */
+export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
+  const log = deps.log ?? ((m: string) => console.log(`[${SERVICE_NAME}] ${m}`));
+  const version = deps.version ?? packageVersion();
+  const configured = deps.advertisedAddress ? splitAddress(deps.advertisedAddress) : undefined;
+  const advertisedHost = configured?.host ?? (isWildcard(deps.listen.host) ? 'localhost' : deps.listen.host);
+
+  const pki = loadOrCreatePki({ dir: join(deps.dataDir, 'pki'), sans: [advertisedHost, ...(deps.extraSans ?? [])], log });
+  const resolver = grpcSessionResolver(deps.identityAuthGrpc);
+  const authenticator = new Authenticator({ cache: deps.cache, resolver, log });
+  const subscription = await subscribeCacheInvalidation(deps.bus, deps.cache);
+
+  const proxies: Partial<Record<Owner, RequestHandler>> = {};
+  const closers: (() => void)[] = [];
+  for (const [owner, target] of Object.entries(deps.upstreams)) {
+    if (!target) continue;
+    const proxy = createUpstreamProxy(owner, target, log);
+    proxies[owner as UpstreamOwner] = proxy.handler;
+    closers.push(proxy.close);
+  }
+
+  let draining = false;
+  let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
+    res.statusCode = 503;
+    res.end();
+  };
+  const server = createServer(
+    { key: pki.serverKeyPem, cert: pki.serverCertPem, requestCert: true, rejectUnauthorized: false },
+    (req, res) => {
+      if (draining) res.on('finish', () => setImmediate(() => server.closeIdleConnections()));
+      handle(req, res);
+    },
+  );
+  let port: number;
+  try {
+    port = await listenOn(server, deps.listen.host, deps.listen.port);
+  } catch (err) {
+    await subscription.stop();
+    resolver.close();
+    closers.forEach((c) => c());
+    throw err;
+  }
+  const advertisedAddress = joinAddress(advertisedHost, configured?.port ?? port);
+
+  const info = informationalHandlers({
+    build: {
+      version,
+      revision: deps.revision ?? process.env.ZITI_REVISION ?? 'local',
+      buildDate: statSync(__filename).mtime,
+      runtimeVersion: process.version,
+    },
+    advertisedAddress,
+    routes: ALL_ROUTES,
+    models: MODELS,
+  });
+  handle = createGatewayApp({
+    instanceId: deps.instanceId ?? hostname(),
+    version,
+    internalSecret: deps.internalSecret,
+    routes: new RouteTable(ALL_ROUTES),
+    local: info.handlers,
+    proxies,
+    authenticator,
+    swaggerJson: info.specJson,
+    draining: () => draining,
+  });
+  log(`listening on https://${joinAddress(deps.listen.host || '0.0.0.0', port)} (advertised as https://${advertisedAddress})`);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    name: SERVICE_NAME,
+    url: `https://${advertisedAddress}`,
+    port,
+    caCertPem: pki.caCertPem,
+    stop() {
+      stopping ??= (async () => {
+        draining = true;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+        await closed;
+        clearTimeout(force);
+        await subscription.stop().catch((err: Error) => log(`unsubscribe failed: ${err.message}`));
+        resolver.close();
+        closers.forEach((c) => c());
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,154 @@
+// Test doubles for the gateway's integration tests: a fake upstream context, a fake identity-auth
+// gRPC server, and an HTTPS client that trusts the gateway's CA. Not compiled into dist.
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { ApiError, toGrpcError } from '@ziti/errors';
+import { PRINCIPAL_HEADER, type RequestPrincipal, verifyPrincipal } from '@ziti/http-kit';
+import { IdentityAuthServiceService } from '@ziti/proto';
+import express from 'express';
+import type { Server as HttpServer, IncomingHttpHeaders } from 'node:http';
+import { request } from 'node:https';
+
+export const SECRET = 'test-internal-secret';
+
+export function testPrincipal(over: Partial<RequestPrincipal> = {}): RequestPrincipal {
+  return {
+    identityId: 'id-good', identityName: 'good', apiSessionId: 'as-good', isAdmin: false, isDefaultAdmin: false,
+    isFullyAuthenticated: true, permissions: [], configTypes: [], authenticatorId: 'auth-1',
+    expiresAt: new Date(Date.now() + 1800_000).toISOString(), expirationSeconds: 1800, identityTypeId: 'Default', ...over,
+  };
+}
+
+export interface Recorded {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  principal?: RequestPrincipal;
+  principalError?: string;
+}
+
+/** An upstream context that records what reached it and verifies the signed principal. */
+export async function startFakeUpstream(): Promise<{ url: string; requests: Recorded[]; gate(): () => void; close(): Promise<void> }> {
+  const requests: Recorded[] = [];
+  let waiting: Promise<void> | undefined;
+  const app = express();
+  app.use(express.raw({ type: () => true, limit: '5mb' }));
+  app.use(async (req, res) => {
+    const rec: Recorded = { method: req.method, url: req.url, headers: req.headers, body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0) };
+    const token = req.headers[PRINCIPAL_HEADER];
+    if (typeof token === 'string') {
+      try {
+        rec.principal = verifyPrincipal(SECRET, token).principal;
+      } catch (err) {
+        rec.principalError = (err as Error).message;
+      }
+    }
+    requests.push(rec);
+    if (waiting) await waiting;
+    res.setHeader('x-ziti-internal-debug', 'should not leak');
+    res.json({ data: { upstream: true, path: req.url }, meta: {} });
+  });
+  const server: HttpServer = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    requests,
+    /** Holds upstream answers until the returned function is called. */
+    gate() {
+      let release!: () => void;
+      waiting = new Promise<void>((r) => (release = r));
+      return () => {
+        waiting = undefined;
+        release();
+      };
+    },
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/**
+ * identity-auth's gRPC service: tokens starting with `good` resolve; `bare` fails 401 without a challenge;
+ * anything else fails 401 with the invalid-token challenge (as `toGrpcError` carries it).
+ */
+export async function startFakeIdentityAuth(): Promise<{ address: string; calls: string[]; close(): Promise<void> }> {
+  const calls: string[] = [];
+  const server = new Server();
+  server.addService(IdentityAuthServiceService, {
+    resolveApiSession: (call: { request: { token: string } }, callback: (err: unknown, res?: unknown) => void) => {
+      const { token } = call.request;
+      calls.push(token);
+      if (token.startsWith('good')) return callback(null, { principal: testPrincipal(), cacheTtlSeconds: 30 });
+      if (token === 'bare') return callback(toGrpcError(ApiError.of('UNAUTHORIZED')));
+      callback(
+        toGrpcError(
+          ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"' } }),
+        ),
+      );
+    },
+  } as never);
+  const port: number = await new Promise((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return {
+    address: `127.0.0.1:${port}`,
+    calls,
+    close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  json: any;
+}
+
+export interface Call {
+  method?: string;
+  path: string;
+  headers?: Record<string, string | string[]>;
+  body?: string | Buffer;
+  /** Send the body in chunks of this size without a content-length (chunked transfer coding). */
+  chunkSize?: number;
+}
+
+/** One HTTPS request to the gateway, trusting only its CA. Errors after the response are ignored. */
+export function call(base: { port: number; caCertPem: string }, c: Call): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | string[]> = { ...(c.headers ?? {}) };
+    if (c.body !== undefined && c.chunkSize === undefined) headers['content-length'] = String(Buffer.byteLength(c.body));
+    let answered = false;
+    const req = request(
+      { host: '127.0.0.1', port: base.port, servername: 'localhost', ca: base.caCertPem, method: c.method ?? 'GET', path: c.path, headers, agent: false },
+      (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = text ? JSON.parse(text) : undefined;
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, text, json });
+        });
+      },
+    );
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    if (c.body !== undefined && c.chunkSize !== undefined) {
+      const buf = Buffer.from(c.body);
+      for (let i = 0; i < buf.length; i += c.chunkSize) req.write(buf.subarray(i, i + c.chunkSize));
+      req.end();
+    } else {
+      req.end(c.body);
+    }
+  });
+}

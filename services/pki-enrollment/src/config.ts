@@ -1,0 +1,23 @@
+import { intEnv, requireEnv } from '@ziti/service-kit';
+
+/** Configuration of the standalone process (`main.ts`), read from the environment. */
+export interface Config {
+  databaseUrl: string;
+  natsUrl: string;
+  redisUrl: string;
+  internalSecret: string;
+  http: { host: string; port: number };
+  grpc: { host: string; port: number };
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const host = env.ZITI_BIND_HOST || '127.0.0.1';
+  return {
+    databaseUrl: requireEnv(env, 'DATABASE_URL'),
+    natsUrl: requireEnv(env, 'NATS_URL'),
+    redisUrl: requireEnv(env, 'REDIS_URL'),
+    internalSecret: requireEnv(env, 'ZITI_INTERNAL_SECRET'),
+    http: { host, port: intEnv(env, 'PKI_ENROLLMENT_HTTP_PORT', 18102) },
+    grpc: { host, port: intEnv(env, 'PKI_ENROLLMENT_GRPC_PORT', 18202) },
+  };
+}
