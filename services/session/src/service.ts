@@ -29,9 +29,8 @@ export interface RunningService {
 /** Starts the session context: its HTTP slice of the Edge API, its gRPC server and its outbox relay. */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
   const log = deps.log ?? console.error;
-  const pool = createSchemaPool(deps.databaseUrl, SCHEMA);
   // A connection the server drops while idle (restart, failover) must not crash the process.
-  pool.on('error', (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
+  const pool = createSchemaPool(deps.databaseUrl, SCHEMA, {}, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { schema: SCHEMA }) });
   const ready = async () => (await pool.query('SELECT 1')).rowCount === 1;
   const closers: (() => Promise<unknown>)[] = [() => pool.end(), () => prisma.$disconnect()];

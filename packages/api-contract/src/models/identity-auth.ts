@@ -210,6 +210,11 @@ const identityWritable = {
   serviceHostingCosts: Type.Optional(TerminatorCostMap),
   serviceHostingPrecedences: Type.Optional(TerminatorPrecedenceMap),
   tags: Type.Optional(Tags),
+  /**
+   * Not in the spec's write models, but sent back by clients that echo a detail view: the
+   * controller ignores unknown fields, and `isDefaultAdmin` is immutable (kept silently).
+   */
+  isDefaultAdmin: Type.Optional(Type.Boolean({ description: 'Ignored: isDefaultAdmin can not be changed' })),
 };
 
 export const IdentityCreate = Type.Object(

@@ -66,6 +66,8 @@ export const SpecBodyDetail = Type.String({ $id: 'specBodyDetail' });
 export const ListSpecsEnvelope = envelope('listSpecsEnvelope', SpecList);
 export const DetailSpecEnvelope = envelope('detailSpecEnvelope', SpecDetail);
 export const DetailSpecBodyEnvelope = envelope('detailSpecBodyEnvelope', SpecBodyDetail);
+/** What `/specs/{id}/spec` really answers: the OpenAPI (swagger 2.0) document, bare, as the controller produces it. */
+export const SpecDocument = Type.Object({ swagger: Type.String() }, { $id: 'specDocument', additionalProperties: true });
 
 // ---------------------------------------------------------------- errors
 
@@ -102,6 +104,6 @@ export const INFORMATIONAL_MODELS: Record<string, TSchema> = Object.fromEntries(
   [
     ApiVersion, Version, ListVersionEnvelope, Capabilities, ListEnumeratedCapabilitiesEnvelope, Protocol, ListProtocols,
     ListProtocolsEnvelope, SpecDetail, SpecList, SpecBodyDetail, ListSpecsEnvelope, DetailSpecEnvelope,
-    DetailSpecBodyEnvelope, ApiErrorCause, ApiErrorModel, ApiErrorEnvelope,
+    DetailSpecBodyEnvelope, SpecDocument, ApiErrorCause, ApiErrorModel, ApiErrorEnvelope,
   ].map((s) => [s.$id as string, s]),
 );

@@ -1,6 +1,6 @@
 import { type RouteDef, route } from '../route.js';
 import {
-  DetailSpecBodyEnvelope,
+  SpecDocument,
   DetailSpecEnvelope,
   ListEnumeratedCapabilitiesEnvelope,
   ListProtocolsEnvelope,
@@ -91,7 +91,7 @@ export const GATEWAY_ROUTES: readonly RouteDef[] = [
     owner: 'gateway',
     access: 'anonymous',
     tags: INFORMATIONAL,
-    summary: "Returns the spec's file (JSON envelope; the bare YAML document with `Accept: text/yaml`)",
-    success: { status: 200, schema: DetailSpecBodyEnvelope },
+    summary: "Returns the spec's document itself (JSON, or YAML with `Accept: text/yaml`), not in an envelope",
+    success: { status: 200, schema: SpecDocument },
   }),
 ];

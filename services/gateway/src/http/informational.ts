@@ -107,7 +107,7 @@ export function informationalHandlers(opts: InformationalOptions): {
         entry.yaml ??= yaml.dump(entry.doc, { noRefs: true, lineWidth: -1 });
         return { raw: entry.yaml, contentType: 'text/yaml' };
       }
-      return { body: dataEnvelope(entry.json) };
+      return { raw: entry.json, contentType: 'application/json' };
     },
   };
   return { handlers, specDocument: (api) => spec(api).doc, specJson: (api) => spec(api).json };

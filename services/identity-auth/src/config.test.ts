@@ -1,0 +1,44 @@
+import { loadConfig } from './config.js';
+
+const required = { DATABASE_URL: 'postgresql://db/x', NATS_URL: 'nats://n:4222', REDIS_URL: 'redis://r:6379', ZITI_INTERNAL_SECRET: 's' };
+
+describe('loadConfig', () => {
+  it('reads the environment with the documented defaults', () => {
+    expect(loadConfig(required)).toEqual({
+      databaseUrl: 'postgresql://db/x',
+      natsUrl: 'nats://n:4222',
+      redisUrl: 'redis://r:6379',
+      internalSecret: 's',
+      http: { host: '127.0.0.1', port: 18101 },
+      grpc: { host: '127.0.0.1', port: 18201 },
+      dataDir: 'data',
+      admin: { username: 'admin', password: undefined },
+    });
+  });
+
+  it('takes the overrides', () => {
+    const c = loadConfig({
+      ...required,
+      ZITI_BIND_HOST: '0.0.0.0',
+      IDENTITY_AUTH_HTTP_PORT: '0',
+      IDENTITY_AUTH_GRPC_PORT: '9000',
+      ZITI_DATA_DIR: '/var/lib/ziti',
+      ZITI_USER: 'root',
+      ZITI_PWD: 'pa55word',
+      ZITI_SESSION_TIMEOUT_MINUTES: '45',
+    });
+    expect(c).toMatchObject({
+      http: { host: '0.0.0.0', port: 0 },
+      grpc: { host: '0.0.0.0', port: 9000 },
+      dataDir: '/var/lib/ziti',
+      admin: { username: 'root', password: 'pa55word' },
+      sessionTimeoutMinutes: 45,
+    });
+  });
+
+  it('fails fast naming the missing or bad key', () => {
+    expect(() => loadConfig({ ...required, ZITI_INTERNAL_SECRET: '' })).toThrow(/ZITI_INTERNAL_SECRET/);
+    expect(() => loadConfig({ ...required, DATABASE_URL: undefined })).toThrow(/DATABASE_URL/);
+    expect(() => loadConfig({ ...required, IDENTITY_AUTH_HTTP_PORT: 'x' })).toThrow(/IDENTITY_AUTH_HTTP_PORT/);
+  });
+});

@@ -1,0 +1,33 @@
+import { intEnv, requireEnv } from '@ziti/service-kit';
+
+/** Configuration of the standalone process (`main.ts`), read from the environment. */
+export interface Config {
+  databaseUrl: string;
+  natsUrl: string;
+  redisUrl: string;
+  internalSecret: string;
+  http: { host: string; port: number };
+  grpc: { host: string; port: number };
+  /** Where the generated default-admin password is written (`<dataDir>/admin-password`). */
+  dataDir: string;
+  /** The default admin created at first start (ZITI_USER, default `admin`; ZITI_PWD, generated when unset). */
+  admin: { username: string; password?: string };
+  /** API session idle timeout (ZITI_SESSION_TIMEOUT_MINUTES, default 30). */
+  sessionTimeoutMinutes?: number;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const host = env.ZITI_BIND_HOST || '127.0.0.1';
+  const timeout = env.ZITI_SESSION_TIMEOUT_MINUTES ? intEnv(env, 'ZITI_SESSION_TIMEOUT_MINUTES', 30, 0, 525600) : undefined;
+  return {
+    databaseUrl: requireEnv(env, 'DATABASE_URL'),
+    natsUrl: requireEnv(env, 'NATS_URL'),
+    redisUrl: requireEnv(env, 'REDIS_URL'),
+    internalSecret: requireEnv(env, 'ZITI_INTERNAL_SECRET'),
+    http: { host, port: intEnv(env, 'IDENTITY_AUTH_HTTP_PORT', 18101) },
+    grpc: { host, port: intEnv(env, 'IDENTITY_AUTH_GRPC_PORT', 18201) },
+    dataDir: env.ZITI_DATA_DIR || 'data',
+    admin: { username: env.ZITI_USER || 'admin', password: env.ZITI_PWD || undefined },
+    ...(timeout !== undefined ? { sessionTimeoutMinutes: timeout } : {}),
+  };
+}

@@ -1,0 +1,21 @@
+import { principalCacheKey } from '@ziti/http-kit';
+import type { Cache } from '@ziti/messaging';
+import type { PrincipalCache } from '../domain/ports.js';
+
+/**
+ * Drops gateway-cached principals (`principalCacheKey(token)`) from the shared cache, after the
+ * change committed. A cache failure is logged, not thrown: the change is done, the outbox event
+ * carries the same token hashes, and cache entries expire within 30 s anyway.
+ */
+export function sharedPrincipalCache(cache: Cache, log: (msg: string) => void): PrincipalCache {
+  return {
+    async drop(tokens) {
+      if (tokens.length === 0) return;
+      try {
+        await cache.del(...tokens.map(principalCacheKey));
+      } catch (err) {
+        log(`identity-auth: dropping ${tokens.length} cached principal(s) failed: ${(err as Error).message}`);
+      }
+    },
+  };
+}

@@ -1,0 +1,145 @@
+import { formatTimestamp } from '@ziti/errors';
+import type { ApiSessionView, IdentityType, IdentityView } from '../domain/model.js';
+import type { Expiry } from '../domain/session-time.js';
+
+/** Wire shapes (swagger definitions) of this context's entities. Links are relative (§7.3). */
+
+type Links = Record<string, { href: string }>;
+
+const link = (href: string) => ({ href });
+
+const IDENTITY_SUB_RESOURCES = [
+  'edge-router-policies',
+  'edge-routers',
+  'service-policies',
+  'services',
+  'posture-data',
+  'failed-service-requests',
+  'authenticators',
+  'enrollments',
+  'service-configs',
+] as const;
+
+export function identityLinks(id: string, authPolicyId: string): Links {
+  const links: Links = { self: link(`./identities/${id}`) };
+  for (const sub of IDENTITY_SUB_RESOURCES) links[sub] = link(`./identities/${id}/${sub}`);
+  links['auth-policies'] = link(`./auth-policies/${authPolicyId}`);
+  return links;
+}
+
+export function entityRef(entity: string, id: string, name: string, links: Links = { self: link(`./${entity}/${id}`) }) {
+  return { _links: links, entity, id, name };
+}
+
+const ts = (d: Date | null) => (d ? formatTimestamp(d) : null);
+
+/** `identityDetail`. `links` defaults to the management links of the identity. */
+export function identityDetail(v: IdentityView, links: Links = identityLinks(v.id, v.authPolicyId)) {
+  const authenticators: Record<string, unknown> = {};
+  if (v.cert) authenticators.cert = { id: v.cert.id, fingerprint: v.cert.fingerprint };
+  if (v.updb) authenticators.updb = { id: v.updb.id, username: v.updb.username };
+  return {
+    _links: links,
+    appData: v.appData,
+    authPolicy: entityRef('auth-policies', v.authPolicyId, v.authPolicyName),
+    authPolicyId: v.authPolicyId,
+    authenticators,
+    createdAt: formatTimestamp(v.createdAt),
+    defaultHostingCost: v.defaultHostingCost,
+    defaultHostingPrecedence: v.defaultHostingPrecedence,
+    disabled: v.disabled,
+    disabledAt: ts(v.disabledAt),
+    disabledUntil: ts(v.disabledUntil),
+    edgeRouterConnectionStatus: 'offline',
+    enrollment: {},
+    envInfo: v.envInfo,
+    externalId: v.externalId,
+    hasApiSession: v.hasApiSession,
+    hasEdgeRouterConnection: false,
+    id: v.id,
+    interfaces: [],
+    isAdmin: v.isAdmin,
+    isDefaultAdmin: v.isDefaultAdmin,
+    isMfaEnabled: false,
+    name: v.name,
+    permissions: v.permissions,
+    roleAttributes: v.roleAttributes,
+    sdkInfo: v.sdkInfo,
+    serviceHostingCosts: v.serviceHostingCosts,
+    serviceHostingPrecedences: v.serviceHostingPrecedences,
+    tags: v.tags,
+    type: entityRef('identity-types', v.typeId, v.typeName),
+    typeId: v.typeId,
+    updatedAt: formatTimestamp(v.updatedAt),
+  };
+}
+
+/** `GET /current-identity`: the identity detail with the current-identity links (incl. `mfa`). */
+export function currentIdentityDetail(v: IdentityView) {
+  return identityDetail(v, { self: link('./current-identity'), mfa: link('./current-identity/mfa') });
+}
+
+/** The MFA auth query of a partially authenticated session (§2.4). */
+function authQueries(s: ApiSessionView) {
+  if (!s.isMfaRequired || s.isMfaComplete) return [];
+  return [
+    {
+      typeId: 'MFA',
+      provider: 'ziti',
+      format: 'alphaNumeric',
+      httpMethod: 'POST',
+      httpUrl: './authenticate/mfa',
+      minLength: 4,
+      maxLength: 6,
+      isTotpEnrolled: false,
+    },
+  ];
+}
+
+/** `apiSessionDetail`. `cachedUpdatedAt` is in the spec's required list, so it is emitted too. */
+export function apiSessionDetail(s: ApiSessionView, links: Links = { self: link(`./api-sessions/${s.id}`), sessions: link(`./api-sessions/${s.id}/sessions`) }) {
+  const lastActivityAt = formatTimestamp(s.lastActivityAt);
+  return {
+    _links: links,
+    authQueries: authQueries(s),
+    authenticatorId: s.authenticatorId,
+    cachedLastActivityAt: lastActivityAt,
+    cachedUpdatedAt: lastActivityAt,
+    configTypes: s.configTypes,
+    createdAt: formatTimestamp(s.createdAt),
+    id: s.id,
+    identity: entityRef('identities', s.identityId, s.identityName),
+    identityId: s.identityId,
+    improperClientCertChain: s.improperClientCertChain,
+    ipAddress: s.ipAddress,
+    isCertExtendRequested: s.isCertExtendRequested,
+    isCertExtendable: s.isCertExtendable,
+    isCertKeyRollRequested: s.isCertKeyRollRequested,
+    isMfaComplete: s.isMfaComplete,
+    isMfaRequired: s.isMfaRequired,
+    lastActivityAt,
+    tags: s.tags,
+    token: s.token,
+    updatedAt: formatTimestamp(s.updatedAt),
+  };
+}
+
+/** `currentApiSessionDetail`: the session seen by its owner, with its expiry. */
+export function currentApiSessionDetail(s: ApiSessionView, expiry: Expiry) {
+  return {
+    ...apiSessionDetail(s, { self: link('./current-api-session') }),
+    expirationSeconds: expiry.expirationSeconds,
+    expiresAt: formatTimestamp(expiry.expiresAt),
+  };
+}
+
+export function identityTypeDetail(t: IdentityType) {
+  return {
+    _links: { self: link(`./identity-types/${t.id}`) },
+    createdAt: formatTimestamp(t.createdAt),
+    id: t.id,
+    name: t.name,
+    tags: t.tags,
+    updatedAt: formatTimestamp(t.updatedAt),
+  };
+}

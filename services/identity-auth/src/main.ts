@@ -1,0 +1,24 @@
+import { createNatsBus, createRedisCache } from '@ziti/messaging';
+import { onShutdown } from '@ziti/service-kit';
+import { loadConfig } from './config.js';
+import { startService } from './service.js';
+
+// Standalone process (`npm start -w @ziti/identity-auth`): NATS and Redis from their URLs.
+// Migrations are a separate step (`npm run migrate -w @ziti/identity-auth`, a Job on Kubernetes).
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const bus = await createNatsBus({ url: config.natsUrl });
+  const cache = await createRedisCache(config.redisUrl);
+  const service = await startService({ ...config, bus, cache, log: console.log });
+  console.log(`identity-auth: HTTP ${service.httpUrl}, gRPC ${service.grpcAddress}`);
+  onShutdown(async () => {
+    await service.stop();
+    await bus.close();
+    await cache.close();
+  });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,133 @@
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createServiceApp } from '@ziti/http-kit';
+import { IdentityAuthServiceService } from '@ziti/proto';
+import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
+import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import type { UntypedServiceImplementation } from '@grpc/grpc-js';
+import { ActivityRecorder, ApiSessionManager } from './domain/api-session-manager.js';
+import { Authenticator } from './domain/authenticator.js';
+import { ensureDefaultAdmin, validateDefaultAdminSpec } from './domain/bootstrap.js';
+import { IdentityManager } from './domain/identity-manager.js';
+import { sessionTimeoutMs } from './domain/session-time.js';
+import { sharedPrincipalCache } from './events/principal-cache.js';
+import { identityAuthServer } from './grpc/identity-auth.js';
+import { apiSessionHandlers } from './http/api-sessions.js';
+import { authenticateHandlers } from './http/authenticate.js';
+import { currentHandlers } from './http/current.js';
+import { identityHandlers } from './http/identities.js';
+import { identityTypeHandlers } from './http/identity-types.js';
+import { SCHEMA, SERVICE_NAME } from './schema.js';
+import { openDatabase } from './store/db.js';
+import { PrismaUnitOfWork } from './store/unit-of-work.js';
+
+/** What the identity-auth context needs from its host (the standalone main or the all-in-one launcher). */
+export interface IdentityAuthDeps {
+  databaseUrl: string;
+  bus: EventBus;
+  cache: Cache;
+  /** Secret shared with the gateway, verifying its signed principals. */
+  internalSecret: string;
+  /** Port 0 = ephemeral. */
+  http: { host: string; port: number };
+  /** Port 0 = ephemeral. */
+  grpc: { host: string; port: number };
+  /** Where a generated default-admin password is written (`admin-password`, mode 0600). */
+  dataDir: string;
+  /**
+   * The default admin, created once when none exists (ZITI_USER / ZITI_PWD). An existing admin is
+   * left alone: changing ZITI_PWD later does not rewrite its password.
+   */
+  admin: { username: string; password?: string; name?: string };
+  /** API session idle timeout; default 30, values below 1 fall back to 30. */
+  sessionTimeoutMinutes?: number;
+  log?: (msg: string) => void;
+}
+
+export interface RunningService {
+  name: string;
+  httpUrl: string;
+  grpcAddress: string;
+  stop(): Promise<void>;
+}
+
+/** How often idle API sessions are deleted (the controller's session enforcer). */
+const SWEEP_INTERVAL_MS = 60_000;
+
+async function storeAdminPassword(dataDir: string, password: string, username: string, log: (m: string) => void): Promise<void> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, 'admin-password');
+  await writeFile(file, `${password}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  log(`identity-auth: created the default admin "${username}" with the generated password: ${password}`);
+  log(`identity-auth: the password is also stored in ${file} (mode 0600); it is not shown again`);
+}
+
+function schemaHint(err: unknown): unknown {
+  const e = err as { code?: string; message?: string };
+  if (e?.code === 'P2021' || /does not exist/.test(e?.message ?? '')) {
+    return new Error(`identity-auth: the schema "${SCHEMA}" is not migrated (run the migrations first): ${e.message}`);
+  }
+  return err;
+}
+
+/** Composition root of identity-auth: stores, managers, HTTP and gRPC. */
+export async function startService(deps: IdentityAuthDeps): Promise<RunningService> {
+  const log = deps.log ?? ((m: string) => console.log(m));
+  validateDefaultAdminSpec(deps.admin);
+  const db = openDatabase(deps.databaseUrl);
+  const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
+  const cleanup: (() => Promise<void>)[] = [() => db.close(), () => relay.stop()]; // run in reverse
+  const stopAll = async () => {
+    for (const step of cleanup.splice(0).reverse()) await step().catch((err: unknown) => log(`identity-auth: stop: ${String(err)}`));
+  };
+
+  try {
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => relay.notify());
+    const cache = sharedPrincipalCache(deps.cache, log);
+    await ensureDefaultAdmin(uow, deps.admin, (pw) => storeAdminPassword(deps.dataDir, pw, deps.admin.username, log)).catch((err) => {
+      throw schemaHint(err);
+    });
+
+    const activity = new ActivityRecorder(uow, 1000, log);
+    cleanup.push(() => activity.flush());
+    const sessions = new ApiSessionManager(uow, cache, activity, sessionTimeoutMs(deps.sessionTimeoutMinutes));
+    const identities = new IdentityManager(uow, cache);
+    const authenticator = new Authenticator(uow, cache);
+    const ready = async () => {
+      await db.pool.query('SELECT 1');
+      return true;
+    };
+
+    const app = createServiceApp({
+      owner: SERVICE_NAME,
+      internalSecret: deps.internalSecret,
+      ready,
+      handlers: {
+        ...authenticateHandlers(authenticator, sessions),
+        ...currentHandlers(sessions, identities),
+        ...identityHandlers(identities),
+        ...identityTypeHandlers(uow.repos.identityTypes),
+        ...apiSessionHandlers(sessions),
+      },
+    });
+    const http = await listenHttp(app, deps.http.host, deps.http.port);
+    cleanup.push(() => http.close());
+    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
+      { definition: IdentityAuthServiceService, implementation: identityAuthServer(sessions) as unknown as UntypedServiceImplementation },
+      healthService(SERVICE_NAME, ready),
+    ]);
+    cleanup.push(() => grpc.stop());
+
+    const sweeper = setInterval(() => {
+      sessions.sweepIdle().catch((err: unknown) => log(`identity-auth: idle API session sweep failed: ${String(err)}`));
+    }, SWEEP_INTERVAL_MS);
+    sweeper.unref();
+    cleanup.push(async () => clearInterval(sweeper));
+
+    return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,122 @@
+import type { Pool } from 'pg';
+import type { ApiSession, ApiSessionView, ApiSessionWithIdentity, ListRequest, Page } from '../domain/model.js';
+import type { ApiSessionRepository, DeletedSession } from '../domain/ports.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { type Db, json } from './db.js';
+import { inIdOrder, listIds } from './list-query.js';
+import { API_SESSION_QUERY } from './query-schemas.js';
+
+type Row = Prisma.ApiSessionGetPayload<object>;
+
+interface DeletedRow {
+  id: string;
+  token: string;
+  identity_id: string;
+}
+const RETURNING = Prisma.sql`RETURNING "id", "token", "identity_id"`;
+const toDeleted = (r: DeletedRow): DeletedSession => ({ id: r.id, token: r.token, identityId: r.identity_id });
+
+const VIEW_INCLUDE = { identity: { select: { name: true } } } as const satisfies Prisma.ApiSessionInclude;
+
+const IDENTITY_FACTS = {
+  identity: {
+    select: {
+      id: true,
+      name: true,
+      isAdmin: true,
+      isDefaultAdmin: true,
+      permissions: true,
+      typeId: true,
+      disabled: true,
+      disabledUntil: true,
+    },
+  },
+} as const satisfies Prisma.ApiSessionInclude;
+
+function toSession(r: Row): ApiSession {
+  return {
+    id: r.id,
+    token: r.token,
+    identityId: r.identityId,
+    authenticatorId: r.authenticatorId,
+    ipAddress: r.ipAddress,
+    configTypes: r.configTypes ?? [],
+    isMfaRequired: r.isMfaRequired,
+    isMfaComplete: r.isMfaComplete,
+    isCertExtendable: r.isCertExtendable,
+    isCertExtendRequested: r.isCertExtendRequested,
+    isCertKeyRollRequested: r.isCertKeyRollRequested,
+    improperClientCertChain: r.improperClientCertChain,
+    lastActivityAt: r.lastActivityAt,
+    tags: json(r.tags),
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+const toView = (r: Prisma.ApiSessionGetPayload<{ include: typeof VIEW_INCLUDE }>): ApiSessionView => ({
+  ...toSession(r),
+  identityName: r.identity.name,
+});
+
+export class PrismaApiSessionRepository implements ApiSessionRepository {
+  constructor(
+    private readonly db: Db,
+    private readonly pool: Pool,
+  ) {}
+
+  async create(s: ApiSession): Promise<void> {
+    await this.db.apiSession.create({ data: { ...s, tags: s.tags as Prisma.InputJsonObject } });
+  }
+
+  async findById(id: string): Promise<ApiSession | null> {
+    const r = await this.db.apiSession.findUnique({ where: { id } });
+    return r ? toSession(r) : null;
+  }
+
+  async view(id: string): Promise<ApiSessionView | null> {
+    const r = await this.db.apiSession.findUnique({ where: { id }, include: VIEW_INCLUDE });
+    return r ? toView(r) : null;
+  }
+
+  async findByTokenWithIdentity(token: string): Promise<ApiSessionWithIdentity | null> {
+    const r = await this.db.apiSession.findUnique({ where: { token }, include: IDENTITY_FACTS });
+    if (!r) return null;
+    return { ...toSession(r), identity: { ...r.identity, permissions: r.identity.permissions ?? [] } };
+  }
+
+  async list(req: ListRequest): Promise<Page<ApiSessionView>> {
+    const page = await listIds(this.pool, API_SESSION_QUERY, req);
+    const rows = page.ids.length > 0 ? await this.db.apiSession.findMany({ where: { id: { in: page.ids } }, include: VIEW_INCLUDE }) : [];
+    return { ...page, items: inIdOrder(page.ids, rows).map(toView) };
+  }
+
+  async delete(id: string): Promise<DeletedSession | null> {
+    const rows = await this.db.$queryRaw<DeletedRow[]>`DELETE FROM "api_sessions" WHERE "id" = ${id} ${RETURNING}`;
+    return rows.map(toDeleted)[0] ?? null;
+  }
+
+  async deleteByIdentity(identityId: string): Promise<DeletedSession[]> {
+    const rows = await this.db.$queryRaw<DeletedRow[]>`DELETE FROM "api_sessions" WHERE "identity_id" = ${identityId} ${RETURNING}`;
+    return rows.map(toDeleted);
+  }
+
+  async tokensOfIdentity(identityId: string): Promise<string[]> {
+    const rows = await this.db.apiSession.findMany({ where: { identityId }, select: { token: true } });
+    return rows.map((r) => r.token);
+  }
+
+  async touch(ids: string[], at: Date): Promise<void> {
+    await this.db.apiSession.updateMany({ where: { id: { in: ids }, lastActivityAt: { lt: at } }, data: { lastActivityAt: at } });
+  }
+
+  async deleteIdleBefore(cutoff: Date, max: number): Promise<DeletedSession[]> {
+    // A bounded batch, SKIP LOCKED: replicas sweeping at once take different rows.
+    const rows = await this.db.$queryRaw<DeletedRow[]>`
+      DELETE FROM "api_sessions" WHERE "id" IN (
+        SELECT "id" FROM "api_sessions" WHERE "last_activity_at" < ${cutoff}
+        ORDER BY "last_activity_at" LIMIT ${max} FOR UPDATE SKIP LOCKED)
+      ${RETURNING}`;
+    return rows.map(toDeleted);
+  }
+}

@@ -1,0 +1,53 @@
+import { type RunningGateway, startGateway } from '@ziti/gateway';
+import { createNatsBus, createRedisCache } from '@ziti/messaging';
+import type { TestController } from './controller.js';
+import { HttpClient } from './http.js';
+
+/**
+ * A second gateway replica beside a test controller, as a scaled-out deployment runs it: its own
+ * NATS and Redis clients (same servers), the same internal secret, data directory (PKI) and
+ * upstream services. `RunningController` does not expose its bus, cache or secret, so they are
+ * rebuilt from the options the harness passed in.
+ */
+
+export interface SecondGateway {
+  url: string;
+  http: HttpClient;
+  stop(): Promise<void>;
+}
+
+export async function startSecondGateway(ctl: TestController): Promise<SecondGateway> {
+  const { options, running, infra } = ctl;
+  const bus = await createNatsBus({ url: options.natsUrl ?? infra.natsUrl, name: 'blackbox-gateway-b' });
+  const cache = await createRedisCache(options.redisUrl ?? infra.redisUrl);
+  const identityAuth = running.services['identity-auth'];
+  if (!identityAuth) throw new Error(`no identity-auth among the running services: ${Object.keys(running.services).join(', ')}`);
+  let gw: RunningGateway;
+  try {
+    gw = await startGateway({
+      bus,
+      cache,
+      internalSecret: options.internalSecret!,
+      listen: { host: '127.0.0.1', port: 0 },
+      dataDir: options.dataDir,
+      upstreams: Object.fromEntries(Object.entries(running.services).map(([name, s]) => [name, s.httpUrl])),
+      identityAuthGrpc: identityAuth.grpcAddress,
+      log: (m: string) => ctl.logs.push(`[gateway-b] ${m}`),
+    });
+  } catch (err) {
+    await bus.close().catch(() => undefined);
+    await cache.close().catch(() => undefined);
+    throw err;
+  }
+  const http = new HttpClient(gw.url, gw.caCertPem);
+  return {
+    url: gw.url,
+    http,
+    async stop() {
+      http.close();
+      await gw.stop();
+      await bus.close().catch(() => undefined);
+      await cache.close().catch(() => undefined);
+    },
+  };
+}
