@@ -1,5 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { BaseEntity, Meta } from './identity-auth.js';
+import { BaseEntity, Meta } from './common.js';
 
 /**
  * Models of the informational operations (version, capabilities, protocols, specs) and of the
