@@ -16,7 +16,7 @@ export function grpcSessionResolver(address: string, deadlineMs = 5000): Session
   return {
     resolve(token) {
       return new Promise((resolve, reject) => {
-        client.resolveApiSession({ token }, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => {
+        client.resolveApiSession({ token, bearerTokens: [] }, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => {
           if (err) return reject(fromGrpcError(err));
           if (!res?.principal) return reject(ApiError.unhandled(new Error('identity-auth returned no principal')));
           resolve({ principal: res.principal, cacheTtlSeconds: Number(res.cacheTtlSeconds) || 0 });

@@ -1,4 +1,4 @@
-import type { ServiceError } from '@grpc/grpc-js';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import { toGrpcError } from '@ziti/errors';
 import type { IdentityAuthServiceServer } from '@ziti/proto';
 import type { ApiSessionManager } from '../domain/api-session-manager.js';
@@ -12,5 +12,15 @@ export function identityAuthServer(sessions: ApiSessionManager): IdentityAuthSer
         (err: unknown) => callback(toGrpcError(err) as ServiceError),
       );
     },
+    getIdentity: notYet,
+    createCertAuthenticator: notYet,
+    createUpdbAuthenticator: notYet,
+    createIdentityFromCa: notYet,
+    deleteCaAuthenticators: notYet,
   };
+}
+
+/** RPCs of the contract that this context does not serve yet answer UNIMPLEMENTED. */
+function notYet(_call: unknown, callback: (err: Partial<ServiceError>) => void): void {
+  callback({ code: status.UNIMPLEMENTED, details: 'not implemented yet' });
 }
