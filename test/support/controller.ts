@@ -40,7 +40,13 @@ export async function startTestController(extra: Partial<ControllerOptions> = {}
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ziti-bbt-'));
   const logs: string[] = [];
   const admin = { username: 'admin', password: strongPassword() };
+  // Each controller gets its own NATS stream, subject prefix and cache key prefix, so durable
+  // consumers never see another test controller's events (other files, earlier runs).
+  const id = `${process.pid}${randomBytes(4).toString('hex')}`;
   const options: ControllerOptions = {
+    natsStream: `ZT_BBT_${id}`,
+    natsSubjectPrefix: `zt.bbt.${id}`,
+    cacheKeyPrefix: `zt:bbt:${id}:`,
     dataDir,
     databaseUrl: db.url,
     natsUrl: infra.natsUrl,
@@ -59,6 +65,7 @@ export async function startTestController(extra: Partial<ControllerOptions> = {}
   };
   const cleanup = async () => {
     await db.drop().catch(() => undefined);
+    await deleteStream(options.natsUrl, options.natsStream).catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
   };
   let running: RunningController;
@@ -109,4 +116,16 @@ export function useController(extra: Partial<ControllerOptions> = {}): () => Tes
     if (!ctl) throw new Error('the controller did not start (see the beforeAll error)');
     return ctl;
   };
+}
+
+/** Removes a test controller's JetStream stream (`nats` is @ziti/messaging's client). */
+async function deleteStream(natsUrl: string | undefined, stream: string | undefined): Promise<void> {
+  if (!natsUrl || !stream) return;
+  const { connect } = require('nats') as typeof import('nats');
+  const nc = await connect({ servers: natsUrl });
+  try {
+    await (await nc.jetstreamManager()).streams.delete(stream);
+  } finally {
+    await nc.close();
+  }
 }

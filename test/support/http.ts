@@ -28,6 +28,11 @@ export interface RequestOptions {
   chunks?: Buffer[];
   /** The `zt-session` header. */
   token?: string;
+  /**
+   * A client certificate (PEM chain, leaf first) and its private key (PEM) presented in the TLS
+   * handshake (mTLS). Sent on a fresh connection without TLS session reuse.
+   */
+  clientCert?: { certPem: string; keyPem: string };
   /** Validate the body against the swagger spec (default true). */
   validate?: boolean;
 }
@@ -44,7 +49,7 @@ export class HttpClient {
 
   constructor(
     readonly baseUrl: string,
-    caCertPem: string,
+    readonly caCertPem: string,
   ) {
     this.agent = new https.Agent({ ca: caCertPem, keepAlive: false });
   }
@@ -78,8 +83,11 @@ export class HttpClient {
 
     return new Promise<HttpResponse<T>>((resolve, reject) => {
       let answered = false;
+      const agent = opts.clientCert
+        ? new https.Agent({ ca: this.caCertPem, cert: opts.clientCert.certPem, key: opts.clientCert.keyPem, keepAlive: false, maxCachedSessions: 0 })
+        : this.agent;
       const req = https.request(
-        { host: url.hostname, port: url.port, method, path: opts.path, headers: headers as any, agent: this.agent },
+        { host: url.hostname, port: url.port, method, path: opts.path, headers: headers as any, agent },
         (res) => {
           answered = true;
           const parts: Buffer[] = [];

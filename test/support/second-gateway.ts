@@ -18,8 +18,13 @@ export interface SecondGateway {
 
 export async function startSecondGateway(ctl: TestController): Promise<SecondGateway> {
   const { options, running, infra } = ctl;
-  const bus = await createNatsBus({ url: options.natsUrl ?? infra.natsUrl, name: 'blackbox-gateway-b' });
-  const cache = await createRedisCache(options.redisUrl ?? infra.redisUrl);
+  const bus = await createNatsBus({
+    url: options.natsUrl ?? infra.natsUrl,
+    stream: options.natsStream,
+    subjectPrefix: options.natsSubjectPrefix,
+    name: 'blackbox-gateway-b',
+  });
+  const cache = await createRedisCache(options.redisUrl ?? infra.redisUrl, { keyPrefix: options.cacheKeyPrefix });
   const identityAuth = running.services['identity-auth'];
   if (!identityAuth) throw new Error(`no identity-auth among the running services: ${Object.keys(running.services).join(', ')}`);
   let gw: RunningGateway;
@@ -32,6 +37,8 @@ export async function startSecondGateway(ctl: TestController): Promise<SecondGat
       dataDir: options.dataDir,
       upstreams: Object.fromEntries(Object.entries(running.services).map(([name, s]) => [name, s.httpUrl])),
       identityAuthGrpc: identityAuth.grpcAddress,
+      // The same TLS credentials as the first replica: both come from pki-enrollment.
+      pkiEnrollmentGrpc: running.services['pki-enrollment']?.grpcAddress,
       log: (m: string) => ctl.logs.push(`[gateway-b] ${m}`),
     });
   } catch (err) {

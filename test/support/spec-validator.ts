@@ -44,6 +44,10 @@ export const SPEC_PATCHES: readonly string[] = [
   'subTags: values may be null, string, boolean or number (the definition says "object", its description and the controller say otherwise)',
   'link.href: format "uri" accepts relative references ("./identities/<id>", reference §7.3)',
   'GET /specs/{id}/spec: 200 is the raw swagger document, not an envelope (reference §7.5; ziti spec_router.go DetailBody)',
+  'enrollmentDetail: "details" is required but is no property; the controller never sends it (ziti enrollment_api_model.go)',
+  'serviceDetail.config: a config\'s data holds any JSON values (the definition says each value is an object; real configs such as intercept.v1 hold strings, numbers and arrays)',
+  'GET /edge-routers/{id}/service-edge-router-policies: 200 lists service edge router policies (ziti edge_router_router.go maps them with MapServiceEdgeRouterPolicyToRestEntity), not service policies',
+  'externalJwtSignerDetail / clientExternalJwtSignerDetail: externalAuthUrl, clientId, kid and fingerprint are null when unset (the controller maps them from nil pointers; external_jwt_signer_test.go asserts a nil externalAuthUrl)',
 ];
 
 /** The raw-document operations of SPEC_PATCHES: their 200 body is checked as a swagger document. */
@@ -115,6 +119,16 @@ function patchSpec(doc: Record<string, any>): void {
     d.capabilities.enum.push('OIDC_AUTH_WITH_CSR');
   }
   if (d.subTags) d.subTags.additionalProperties = { type: ['string', 'boolean', 'number', 'null'] };
+  const enrollment = d.enrollmentDetail?.allOf?.[1];
+  if (enrollment?.required) enrollment.required = enrollment.required.filter((r: string) => r !== 'details');
+  const svcConfig = d.serviceDetail?.allOf?.[1]?.properties?.config;
+  if (svcConfig?.additionalProperties) svcConfig.additionalProperties = { type: 'object', additionalProperties: true };
+  const erSerps = doc.paths?.['/edge-routers/{id}/service-edge-router-policies']?.get?.responses?.['200'];
+  if (erSerps?.schema && d.listServiceEdgeRouterPoliciesEnvelope) erSerps.schema = { $ref: '#/definitions/listServiceEdgeRouterPoliciesEnvelope' };
+  for (const [def, names] of [['externalJwtSignerDetail', ['externalAuthUrl', 'clientId', 'kid', 'fingerprint']], ['clientExternalJwtSignerDetail', ['externalAuthUrl']]] as const) {
+    const props = d[def]?.allOf?.[1]?.properties;
+    for (const n of names) if (props?.[n]) props[n]['x-nullable'] = true;
+  }
 }
 
 function collectFormats(node: unknown, out = new Set<string>()): Set<string> {

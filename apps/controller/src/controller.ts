@@ -104,17 +104,30 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       http: { host: SERVICE_HOST, port: fixed ? 18101 + i : 0 },
       grpc: { host: SERVICE_HOST, port: fixed ? 18201 + i : 0 },
     });
+    // identity-auth starts first but calls policy (SyncIdentity) and pki-enrollment: their addresses are looked up when first used.
+    const late: { running?: { name: string; grpcAddress: string }[] } = {};
     const running = [
       await identityAuth.startService({
         ...common,
         ...ports(0),
+        policyGrpc: () => late.running?.find((s) => s.name === 'policy')?.grpcAddress,
+        pkiEnrollmentGrpc: () => late.running?.find((s) => s.name === 'pki-enrollment')?.grpcAddress,
         dataDir,
         admin: { username: adminUsername, password: opts.adminPassword || undefined },
       }),
     ];
     started.push(running[0]);
+    late.running = running;
+    // gRPC addresses between contexts, resolved when first used (a context may start before the one it calls).
+    const grpcOf = (name: string) => () => running.find((s) => s.name === name)?.grpcAddress;
+    const extras: Record<string, Record<string, unknown>> = {
+      session: { policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment') },
+      posture: { policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') },
+      policy: { pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture') },
+      'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth') },
+    };
     for (const [i, ctx] of others.entries()) {
-      const service = await ctx.startService({ ...common, ...ports(i + 1) });
+      const service = await ctx.startService({ ...common, ...ports(i + 1), ...extras[ctx.SERVICE_NAME] });
       started.push(service);
       running.push(service);
     }
@@ -130,6 +143,8 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       dataDir,
       upstreams: Object.fromEntries(running.map((s) => [s.name, s.httpUrl])),
       identityAuthGrpc: running[0].grpcAddress,
+      // TLS credentials and the enrollment JWT signer come from the controller PKI in pki-enrollment.
+      pkiEnrollmentGrpc: services['pki-enrollment']?.grpcAddress,
       log,
     });
     started.push({ name: 'gateway', stop: () => gw.stop() });

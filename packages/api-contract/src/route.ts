@@ -36,6 +36,12 @@ export interface RouteDef {
   query?: TObject;
   /** JSON request body. */
   body?: TSchema;
+  /**
+   * The body may be absent (no content at all): the handler then gets `undefined`. A body that is
+   * sent is still validated against `body`. E.g. `POST /authenticate?method=cert`, which the C SDK
+   * posts without a body.
+   */
+  bodyOptional?: boolean;
   /** Success status and the schema of its body (the whole envelope). */
   success: { status: number; schema?: TSchema; contentType?: string };
 }

@@ -49,6 +49,19 @@ const routes: RouteDef[] = [
     success: { status: 200 },
   },
   {
+    operationId: 'login',
+    method: 'POST',
+    path: '/login',
+    apis: ['client'],
+    owner: 'policy',
+    access: 'anonymous',
+    tags: [],
+    summary: 'a body that may be absent',
+    body: Type.Object({ hint: Type.Optional(Type.String()) }, { additionalProperties: false }),
+    bodyOptional: true,
+    success: { status: 200 },
+  },
+  {
     operationId: 'mine',
     method: 'GET',
     path: '/mine',
@@ -69,6 +82,7 @@ const app = createServiceApp({
     createThing: (ctx) => ({ body: { data: { got: ctx.body }, meta: {} } }),
     listThings: () => ({ body: { data: [], meta: { pagination: { limit: 9223372036854775807, offset: 0, totalCount: 0 } } } }),
     mine: (ctx) => ({ body: { data: { id: ctx.principal?.identityId }, meta: {} } }),
+    login: (ctx) => ({ body: { data: { absent: ctx.body === undefined, got: ctx.body ?? null }, meta: {} } }),
   },
 });
 
@@ -122,6 +136,22 @@ describe('createServiceApp', () => {
     const unknown = await request(app).post('/edge/management/v1/things').set(admin).send({ name: 'a', color: 'red' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.cause.field).toBe('color');
+  });
+
+  it('lets a bodyOptional route through without a body, and still validates a body that is sent', async () => {
+    const none = await request(app).post('/edge/client/v1/login');
+    expect(none.status).toBe(200);
+    expect(none.body.data).toEqual({ absent: true, got: null });
+    const empty = await request(app).post('/edge/client/v1/login').set('content-type', 'application/json').set('content-length', '0');
+    expect(empty.status).toBe(200);
+    const sent = await request(app).post('/edge/client/v1/login').send({ hint: 'x' });
+    expect(sent.body.data).toEqual({ absent: false, got: { hint: 'x' } });
+    const bad = await request(app).post('/edge/client/v1/login').send({ hint: 5 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.cause.field).toBe('hint');
+    const required = await request(app).post('/edge/management/v1/things').set(as(principal({ isAdmin: true })));
+    expect(required.status).toBe(400);
+    expect(required.body.error.cause.field).toBe('(root)');
   });
 
   it('answers malformed JSON with 400 COULD_NOT_PARSE_BODY and large bodies with 413', async () => {

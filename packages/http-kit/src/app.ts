@@ -130,8 +130,8 @@ function mountRoute(app: express.Express, api: ApiName, route: RouteDef, handler
             cause: { field: 'Content-Type', reason: `unsupported media type "${req.headers['content-type']}"` },
           });
         }
-        if (body === undefined) throw ApiError.field('(root)', 'body in body is required');
-        body = validateBody(route.body, body);
+        if (body !== undefined) body = validateBody(route.body, body);
+        else if (!route.bodyOptional) throw ApiError.field('(root)', 'body in body is required');
       }
       const result = await handler({
         api,

@@ -7,6 +7,7 @@ export {
   signPrincipal,
   verifyPrincipal,
 } from './principal.js';
+export { CLIENT_CERT_HEADER, signClientCertChain, verifyClientCertChain, clientCertChainOf } from './client-cert.js';
 export { checkAccess } from './access.js';
 export { validateBody } from './validate.js';
 export {

@@ -22,6 +22,8 @@ export interface RequestPrincipal {
   expiresAt: string;
   expirationSeconds: number;
   identityTypeId: string;
+  /** When the API session completed its TOTP factor (RFC 3339); empty or absent when it has not. */
+  mfaCompletedAt?: string;
 }
 
 interface TokenBody {

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
         posture: 'http://127.0.0.1:18105',
       },
       identityAuthGrpc: '127.0.0.1:18201',
+      pkiEnrollmentGrpc: '127.0.0.1:18202',
       instanceId: undefined,
       revision: 'local',
     });
@@ -28,12 +29,12 @@ describe('loadConfig', () => {
     const c = loadConfig({
       ZITI_INTERNAL_SECRET: 'x', ZITI_CTRL_ADVERTISED_ADDRESS: 'ctrl.example.com:443', ZITI_CTRL_LISTEN_HOST: '127.0.0.1',
       ZITI_CTRL_PORT: '8443', ZITI_CTRL_SANS: 'a.example, 10.0.0.1 ,', ZITI_DATA_DIR: '/var/lib/ziti', NATS_URL: 'nats://n:4222',
-      REDIS_URL: 'redis://r:6379', IDENTITY_AUTH_URL: 'http://ia:8080/', IDENTITY_AUTH_GRPC: 'ia:9090', POLICY_URL: 'http://p:1',
+      REDIS_URL: 'redis://r:6379', IDENTITY_AUTH_URL: 'http://ia:8080/', IDENTITY_AUTH_GRPC: 'ia:9090', POLICY_URL: 'http://p:1', PKI_ENROLLMENT_GRPC: 'pki:9091',
       ZITI_INSTANCE_ID: 'gw-1', ZITI_REVISION: 'abc123',
     });
     expect(c).toMatchObject({
       listen: { host: '127.0.0.1', port: 8443 }, advertisedAddress: 'ctrl.example.com:443', extraSans: ['a.example', '10.0.0.1'],
-      dataDir: '/var/lib/ziti', natsUrl: 'nats://n:4222', redisUrl: 'redis://r:6379', identityAuthGrpc: 'ia:9090',
+      dataDir: '/var/lib/ziti', natsUrl: 'nats://n:4222', redisUrl: 'redis://r:6379', identityAuthGrpc: 'ia:9090', pkiEnrollmentGrpc: 'pki:9091',
       instanceId: 'gw-1', revision: 'abc123',
     });
     expect(c.upstreams['identity-auth']).toBe('http://ia:8080');
@@ -45,6 +46,7 @@ describe('loadConfig', () => {
     [{ ZITI_INTERNAL_SECRET: 'x', ZITI_CTRL_PORT: 'http' }, 'ZITI_CTRL_PORT'],
     [{ ZITI_INTERNAL_SECRET: 'x', ZITI_CTRL_PORT: '70000' }, 'ZITI_CTRL_PORT'],
     [{ ZITI_INTERNAL_SECRET: 'x', IDENTITY_AUTH_GRPC: 'nohost' }, 'IDENTITY_AUTH_GRPC'],
+    [{ ZITI_INTERNAL_SECRET: 'x', PKI_ENROLLMENT_GRPC: 'nohost' }, 'PKI_ENROLLMENT_GRPC'],
     [{ ZITI_INTERNAL_SECRET: 'x', POLICY_URL: 'not a url' }, 'POLICY_URL'],
     [{ ZITI_INTERNAL_SECRET: 'x', ZITI_CTRL_ADVERTISED_ADDRESS: 'https://x/' }, 'ZITI_CTRL_ADVERTISED_ADDRESS'],
   ])('fails fast naming the key (%j)', (env, key) => {

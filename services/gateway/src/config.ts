@@ -15,6 +15,8 @@ export interface GatewayConfig {
   redisUrl?: string;
   upstreams: Record<UpstreamOwner, string>;
   identityAuthGrpc: string;
+  /** pki-enrollment's gRPC address: the TLS credentials come from the controller PKI there. */
+  pkiEnrollmentGrpc: string;
   instanceId?: string;
   revision: string;
 }
@@ -45,11 +47,12 @@ function hostPort(env: NodeJS.ProcessEnv, key: string, fallback: string): string
  * | `ZITI_CTRL_PORT` | `1280` |
  * | `ZITI_CTRL_ADVERTISED_ADDRESS` | listener host (`localhost` for a wildcard) and port |
  * | `ZITI_CTRL_SANS` | none (comma list of extra certificate names/addresses) |
- * | `ZITI_DATA_DIR` | `./data` (the PKI lives in `<dir>/pki`) |
+ * | `ZITI_DATA_DIR` | `./data` |
  * | `ZITI_INTERNAL_SECRET` | required |
  * | `NATS_URL`, `REDIS_URL` | none (required by the standalone `main`) |
  * | `IDENTITY_AUTH_URL`, `PKI_ENROLLMENT_URL`, `POLICY_URL`, `SESSION_URL`, `POSTURE_URL` | `http://127.0.0.1:1810{1..5}` |
  * | `IDENTITY_AUTH_GRPC` | `127.0.0.1:18201` |
+ * | `PKI_ENROLLMENT_GRPC` | `127.0.0.1:18202` (TLS credentials and the JWT signer come from there) |
  * | `ZITI_INSTANCE_ID` | the host name |
  * | `ZITI_REVISION` | `local` |
  */
@@ -74,6 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
       posture: url(env, 'POSTURE_URL', 'http://127.0.0.1:18105')!,
     },
     identityAuthGrpc: hostPort(env, 'IDENTITY_AUTH_GRPC', '127.0.0.1:18201'),
+    pkiEnrollmentGrpc: hostPort(env, 'PKI_ENROLLMENT_GRPC', '127.0.0.1:18202'),
     instanceId: env.ZITI_INSTANCE_ID?.trim() || undefined,
     revision: env.ZITI_REVISION?.trim() || 'local',
   };

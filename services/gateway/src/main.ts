@@ -22,6 +22,7 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     upstreams: config.upstreams,
     identityAuthGrpc: config.identityAuthGrpc,
+    pkiEnrollmentGrpc: config.pkiEnrollmentGrpc,
     instanceId: config.instanceId,
     revision: config.revision,
     log,

@@ -14,7 +14,9 @@ import { createGatewayApp } from './http/app.js';
 import { informationalHandlers } from './http/informational.js';
 import { createUpstreamProxy } from './http/proxy.js';
 import { RouteTable } from './http/route-table.js';
-import { loadOrCreatePki } from './pki/store.js';
+import { controllersHandler } from './http/controllers.js';
+import { type RemotePki, type TlsCredentials, remotePki } from './pki/remote.js';
+import { loadOrCreatePki, requiredSans } from './pki/store.js';
 
 export const SERVICE_NAME = 'gateway';
 
@@ -33,8 +35,18 @@ export interface GatewayDeps {
   advertisedAddress?: string;
   /** Extra certificate names and addresses (`ZITI_CTRL_SANS`). */
   extraSans?: readonly string[];
-  /** The controller PKI lives in `<dataDir>/pki`. */
+  /**
+   * Without `pkiEnrollmentGrpc`: a local controller PKI in `<dataDir>/pki` (gateway tests and
+   * embeddings without pki-enrollment). With it, `dataDir` is unused.
+   */
   dataDir: string;
+  /**
+   * pki-enrollment's gRPC `host:port`: the TLS credentials (and the enrollment JWT signer) come
+   * from its controller PKI. Fetched at start (retried until available, at most
+   * `pkiWaitMs`, default 120 s) and re-read every 10 minutes (renewals, new names).
+   */
+  pkiEnrollmentGrpc?: string;
+  pkiWaitMs?: number;
   /** Base HTTP URLs of the contexts, e.g. `http://127.0.0.1:18101`. A context without one is answered 503. */
   upstreams: Partial<Record<UpstreamOwner, string>>;
   /** identity-auth's gRPC `host:port`. */
@@ -60,6 +72,8 @@ export interface RunningGateway {
 
 /** How long in-flight requests may run once shutdown began (the upstream timeout, plus a margin). */
 const DRAIN_TIMEOUT_MS = 12_000;
+/** How often TLS credentials from pki-enrollment are re-read. */
+const TLS_REFRESH_MS = 10 * 60_000;
 
 function packageVersion(): string {
   try {
@@ -90,14 +104,17 @@ function listenOn(server: Server, host: string, port: number): Promise<number> {
   });
 }
 
-/** Starts the gateway: PKI, the HTTPS listener, proxies, session resolution and cache invalidation. */
+/**
+ * Starts the gateway: the HTTPS listener (TLS credentials from pki-enrollment, or a local PKI),
+ * proxies, session resolution and cache invalidation.
+ */
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const log = deps.log ?? ((m: string) => console.log(`[${SERVICE_NAME}] ${m}`));
   const version = deps.version ?? packageVersion();
   const configured = deps.advertisedAddress ? splitAddress(deps.advertisedAddress) : undefined;
   const advertisedHost = configured?.host ?? (isWildcard(deps.listen.host) ? 'localhost' : deps.listen.host);
 
-  const pki = loadOrCreatePki({ dir: join(deps.dataDir, 'pki'), sans: [advertisedHost, ...(deps.extraSans ?? [])], log });
+  const sans = [advertisedHost, ...(deps.extraSans ?? [])];
   const resolver = grpcSessionResolver(deps.identityAuthGrpc);
   const authenticator = new Authenticator({ cache: deps.cache, resolver, log });
   const subscription = await subscribeCacheInvalidation(deps.bus, deps.cache);
@@ -116,23 +133,50 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     res.statusCode = 503;
     res.end();
   };
-  const server = createServer(
-    { key: pki.serverKeyPem, cert: pki.serverCertPem, requestCert: true, rejectUnauthorized: false },
-    (req, res) => {
-      if (draining) res.on('finish', () => setImmediate(() => server.closeIdleConnections()));
-      handle(req, res);
-    },
-  );
+  // Client certificates are requested, never required nor verified here: services verify them.
+  const server = createServer({ requestCert: true, rejectUnauthorized: false }, (req, res) => {
+    if (draining) res.on('finish', () => setImmediate(() => server.closeIdleConnections()));
+    handle(req, res);
+  });
   let port: number;
+  let tls: TlsCredentials;
+  let remote: RemotePki | undefined;
+  let advertisedAddress: string;
   try {
     port = await listenOn(server, deps.listen.host, deps.listen.port);
+    advertisedAddress = joinAddress(advertisedHost, configured?.port ?? port);
+    if (deps.pkiEnrollmentGrpc) {
+      remote = remotePki(deps.pkiEnrollmentGrpc, { sans: requiredSans(sans), advertisedAddress });
+      tls = await remote.fetchWithRetry(deps.pkiWaitMs ?? 120_000, log);
+    } else {
+      const local = loadOrCreatePki({ dir: join(deps.dataDir, 'pki'), sans, log });
+      tls = { keyPem: local.serverKeyPem, certPem: local.serverCertPem, caCertPem: local.caCertPem };
+    }
+    server.setSecureContext({ key: tls.keyPem, cert: tls.certPem });
   } catch (err) {
+    server.close();
+    remote?.close();
     await subscription.stop();
     resolver.close();
     closers.forEach((c) => c());
     throw err;
   }
-  const advertisedAddress = joinAddress(advertisedHost, configured?.port ?? port);
+  let refresh: NodeJS.Timeout | undefined;
+  if (remote) {
+    const source = remote;
+    refresh = setInterval(() => {
+      source.fetch().then(
+        (next) => {
+          if (next.certPem === tls.certPem && next.keyPem === tls.keyPem) return;
+          server.setSecureContext({ key: next.keyPem, cert: next.certPem });
+          tls = next;
+          log('tls: switched to the server certificate pki-enrollment now serves');
+        },
+        (err: Error) => log(`tls: re-reading the credentials from pki-enrollment failed: ${err.message}`),
+      );
+    }, TLS_REFRESH_MS);
+    refresh.unref();
+  }
 
   const info = informationalHandlers({
     build: {
@@ -145,12 +189,16 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     routes: ALL_ROUTES,
     models: MODELS,
   });
+  const instanceId = deps.instanceId ?? hostname();
   handle = createGatewayApp({
-    instanceId: deps.instanceId ?? hostname(),
+    instanceId,
     version,
     internalSecret: deps.internalSecret,
     routes: new RouteTable(ALL_ROUTES),
-    local: info.handlers,
+    local: {
+      ...info.handlers,
+      listControllers: controllersHandler({ id: instanceId, advertisedAddress, certPem: () => tls.certPem, startedAt: new Date() }),
+    },
     proxies,
     authenticator,
     swaggerJson: info.specJson,
@@ -163,7 +211,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     name: SERVICE_NAME,
     url: `https://${advertisedAddress}`,
     port,
-    caCertPem: pki.caCertPem,
+    caCertPem: tls.caCertPem,
     stop() {
       stopping ??= (async () => {
         draining = true;
@@ -172,6 +220,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
         await closed;
         clearTimeout(force);
+        if (refresh) clearInterval(refresh);
+        remote?.close();
         await subscription.stop().catch((err: Error) => log(`unsubscribe failed: ${err.message}`));
         resolver.close();
         closers.forEach((c) => c());

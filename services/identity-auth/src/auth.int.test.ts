@@ -2,7 +2,10 @@ import { type ServiceError, credentials, status } from '@grpc/grpc-js';
 import { HealthServiceClient } from '@ziti/proto';
 import { fromGrpcError } from '@ziti/errors';
 import { principalCacheKey, tokenHash } from '@ziti/http-kit';
+import { JwksFetcher } from './clients/jwks-fetcher.js';
 import { ActivityRecorder, ApiSessionManager } from './domain/api-session-manager.js';
+import { JwtVerifier } from './domain/ext-jwt/jwt-verifier.js';
+import { SecondaryFactorChecker } from './domain/session-state.js';
 import { sharedPrincipalCache } from './events/principal-cache.js';
 import { openDatabase } from './store/db.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
@@ -49,7 +52,7 @@ describe('authenticate, current API session and token resolution', () => {
       const token = res.headers.get('zt-session')!;
       expect(token).toMatch(UUID4);
       expect(res.headers.get('expires-at')).toMatch(GO_TIME);
-      expect(Number(res.headers.get('expiration-seconds'))).toBeGreaterThanOrEqual(1799);
+      expect(Number(res.headers.get('expiration-seconds'))).toBeGreaterThanOrEqual(1790);
       expect(res.body.meta).toEqual({});
       const d = res.body.data;
       expect(d).toMatchObject({
@@ -65,7 +68,7 @@ describe('authenticate, current API session and token resolution', () => {
         _links: { self: { href: './current-api-session' } },
       });
       expect(d.id).toMatch(/^[0-9A-Za-z][0-9A-Za-z.-]{8}$/);
-      expect(d.expirationSeconds).toBeGreaterThanOrEqual(1799);
+      expect(d.expirationSeconds).toBeGreaterThanOrEqual(1790);
       expect(Date.parse(d.expiresAt) - Date.parse(d.lastActivityAt)).toBe(30 * 60_000);
       expect(Date.parse(d.lastActivityAt)).toBeGreaterThanOrEqual(before - 1000);
       expect(d.cachedUpdatedAt).toBe(d.lastActivityAt);
@@ -110,7 +113,7 @@ describe('authenticate, current API session and token resolution', () => {
       ['?method=password', { username: 'adm', password: 'x1234' }, 400, 'COULD_NOT_VALIDATE', 'username'],
       ['?method=password', { username: 'admin', password: 'x1234', bogus: 1 }, 400, 'COULD_NOT_VALIDATE', 'bogus'],
       ['?method=cert', {}, 401, 'INVALID_AUTH'],
-      ['?method=ext-jwt', {}, 401, 'INVALID_AUTH'],
+      ['?method=ext-jwt', {}, 401, 'UNAUTHORIZED'], // no external JWT signer at all
     ];
     for (const [q, body, st, code, field] of cases) {
       const res = await h.call('POST', `${C}/authenticate${q}`, { body });
@@ -156,8 +159,10 @@ describe('authenticate, current API session and token resolution', () => {
       expiresAt: expect.stringMatching(/Z$/),
       expirationSeconds: expect.any(Number),
       identityTypeId: 'Default',
+      mfaCompletedAt: '',
     });
     expect(res.cacheTtlSeconds).toBe(30);
+    expect(res.wwwAuthenticate).toBe('');
   });
 
   it('refuses unknown, expired and disabled-identity tokens with UNAUTHORIZED and the invalid-token challenge', async () => {
@@ -181,7 +186,7 @@ describe('authenticate, current API session and token resolution', () => {
     const { token } = await h.login();
     await h.sql("UPDATE api_sessions SET last_activity_at = now() - interval '20 minutes' WHERE token = $1", [token]);
     const res = await h.resolve(token);
-    expect(res.principal!.expirationSeconds).toBeGreaterThanOrEqual(1799);
+    expect(res.principal!.expirationSeconds).toBeGreaterThanOrEqual(1790);
     await h.service.stop(); // flushes the batched activity writes
     const [row] = await h.sql('SELECT last_activity_at FROM api_sessions WHERE token = $1', [token]);
     expect(Date.now() - row.last_activity_at.getTime()).toBeLessThan(60_000);
@@ -239,7 +244,8 @@ describe('authenticate, current API session and token resolution', () => {
     const db = openDatabase(h.db.url);
     try {
       const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => undefined);
-      const manager = new ApiSessionManager(uow, sharedPrincipalCache(h.cache, () => undefined), new ActivityRecorder(uow), 30 * 60_000);
+      const factors = new SecondaryFactorChecker(uow.repos, new JwtVerifier(new JwksFetcher()));
+      const manager = new ApiSessionManager(uow, sharedPrincipalCache(h.cache, () => undefined), new ActivityRecorder(uow), factors, 30 * 60_000);
       expect(await manager.sweepIdle(1)).toBe(n); // batches of one: every idle session, no active one
       expect(await manager.sweepIdle()).toBe(0);
     } finally {

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       ZITI_USER: 'root',
       ZITI_PWD: 'pa55word',
       ZITI_SESSION_TIMEOUT_MINUTES: '45',
+      PKI_ENROLLMENT_GRPC: 'pki-enrollment:18202',
     });
     expect(c).toMatchObject({
       http: { host: '0.0.0.0', port: 0 },
@@ -33,6 +34,7 @@ describe('loadConfig', () => {
       dataDir: '/var/lib/ziti',
       admin: { username: 'root', password: 'pa55word' },
       sessionTimeoutMinutes: 45,
+      pkiEnrollmentGrpc: 'pki-enrollment:18202',
     });
   });
 

@@ -14,6 +14,14 @@ export interface Config {
   admin: { username: string; password?: string };
   /** API session idle timeout (ZITI_SESSION_TIMEOUT_MINUTES, default 30). */
   sessionTimeoutMinutes?: number;
+  /** The policy context's gRPC address (POLICY_GRPC, e.g. `policy:18203`); unset = no synchronous projection. */
+  policyGrpc?: string;
+  /** pki-enrollment's gRPC address (PKI_ENROLLMENT_GRPC, e.g. `pki-enrollment:18202`); unset = no enrollments, no cert login. */
+  pkiEnrollmentGrpc?: string;
+  /** Encrypts TOTP secrets at rest (ZITI_MFA_SECRET; default the internal secret). */
+  secretsKey?: string;
+  /** The TOTP issuer (ZITI_TOTP_ISSUER, default `openziti.io`). */
+  totpIssuer?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -29,5 +37,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: env.ZITI_DATA_DIR || 'data',
     admin: { username: env.ZITI_USER || 'admin', password: env.ZITI_PWD || undefined },
     ...(timeout !== undefined ? { sessionTimeoutMinutes: timeout } : {}),
+    ...(env.POLICY_GRPC ? { policyGrpc: env.POLICY_GRPC } : {}),
+    ...(env.PKI_ENROLLMENT_GRPC ? { pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC } : {}),
+    ...(env.ZITI_MFA_SECRET ? { secretsKey: env.ZITI_MFA_SECRET } : {}),
+    ...(env.ZITI_TOTP_ISSUER ? { totpIssuer: env.ZITI_TOTP_ISSUER } : {}),
   };
 }

@@ -167,7 +167,8 @@ describe('management identities', () => {
     expect((await detail(id)).hasApiSession).toBe(true);
     await h.settle();
     const e = h.events.filter((x) => x.type === 'identity.updated' && x.data.identityId === id).at(-1)!;
-    expect(e.data).toEqual({ identityId: id, tokenHashes: [tokenHash(token)] });
+    expect(e.data).toMatchObject({ identityId: id, name: 'with-login', isAdmin: true, disabled: false, roleAttributes: [], tokenHashes: [tokenHash(token)] });
+    expect(e.data.deleted).toBeUndefined();
   });
 
   it('DELETE removes the identity, its authenticators and API sessions, and publishes the events', async () => {
@@ -182,7 +183,7 @@ describe('management identities', () => {
     expect((await h.call('GET', `${M}/identities/${id}`, { principal: admin })).status).toBe(404);
     expect((await h.call('DELETE', `${M}/identities/${id}`, { principal: admin })).status).toBe(404);
     await h.settle();
-    expect(h.events.find((e) => e.type === 'identity.deleted' && e.data.identityId === id)!.data).toEqual({ identityId: id, tokenHashes: [tokenHash(token)] });
+    expect(h.events.find((e) => e.type === 'identity.deleted' && e.data.identityId === id)!.data).toMatchObject({ identityId: id, deleted: true, tokenHashes: [tokenHash(token)] });
     expect(h.events.some((e) => e.type === 'api-session.deleted' && e.data.apiSessionId === principal.apiSessionId)).toBe(true);
   });
 

@@ -5,18 +5,38 @@ import { IdentityAuthServiceService } from '@ziti/proto';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
 import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
+import { type PkiAddress, grpcPkiContext } from './clients/pki-client.js';
+import { type PolicyAddress, grpcPolicyContext } from './clients/policy-client.js';
+import { JwksFetcher } from './clients/jwks-fetcher.js';
 import { ActivityRecorder, ApiSessionManager } from './domain/api-session-manager.js';
+import { AuthPolicyManager } from './domain/auth-policy-manager.js';
 import { Authenticator } from './domain/authenticator.js';
+import { AuthenticatorManager } from './domain/authenticator-manager.js';
 import { ensureDefaultAdmin, validateDefaultAdminSpec } from './domain/bootstrap.js';
+import { CertificateLifecycle } from './domain/cert-lifecycle.js';
+import { CertLogin } from './domain/cert-login.js';
+import { JwtVerifier } from './domain/ext-jwt/jwt-verifier.js';
+import { SignerManager } from './domain/ext-jwt/signer-manager.js';
 import { IdentityManager } from './domain/identity-manager.js';
+import { MfaManager } from './domain/mfa/mfa-manager.js';
+import { SecretBox } from './domain/mfa/secret-box.js';
+import { DEFAULT_TOTP_ISSUER } from './domain/mfa/totp.js';
+import { RoleAttributeQueries } from './domain/role-attributes.js';
+import { SecondaryFactorChecker } from './domain/session-state.js';
 import { sessionTimeoutMs } from './domain/session-time.js';
 import { sharedPrincipalCache } from './events/principal-cache.js';
+import { subscribePkiEvents } from './events/subscribers.js';
 import { identityAuthServer } from './grpc/identity-auth.js';
 import { apiSessionHandlers } from './http/api-sessions.js';
+import { authPolicyHandlers } from './http/auth-policies.js';
 import { authenticateHandlers } from './http/authenticate.js';
+import { authenticatorHandlers } from './http/authenticators.js';
+import { certLifecycleHandlers } from './http/cert-lifecycle.js';
 import { currentHandlers } from './http/current.js';
 import { identityHandlers } from './http/identities.js';
 import { identityTypeHandlers } from './http/identity-types.js';
+import { mfaHandlers } from './http/mfa.js';
+import { signerHandlers } from './http/signers.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
@@ -41,6 +61,23 @@ export interface IdentityAuthDeps {
   admin: { username: string; password?: string; name?: string };
   /** API session idle timeout; default 30, values below 1 fall back to 30. */
   sessionTimeoutMinutes?: number;
+  /**
+   * The policy context's gRPC address, for the synchronous identity projection (`SyncIdentity`)
+   * and role-attribute usage. A function when the address is only known after this service
+   * started (the all-in-one start). Unset: no synchronous sync (the identity events converge it)
+   * and policy usage counts of 0.
+   */
+  policyGrpc?: PolicyAddress;
+  /**
+   * pki-enrollment's gRPC address (enrollments of identities, certificate login, extend). A
+   * function when only known after this service started. Unset: identity create with `enrollment`,
+   * `method=cert`, re-enroll and extend answer 503; enrollment blocks are `{}`.
+   */
+  pkiEnrollmentGrpc?: PkiAddress;
+  /** Encrypts TOTP secrets and recovery codes at rest (ZITI_MFA_SECRET); default: the internal secret. */
+  secretsKey?: string;
+  /** The TOTP issuer of provisioning URLs (`edge.totp.hostname`); default `openziti.io`. */
+  totpIssuer?: string;
   log?: (msg: string) => void;
 }
 
@@ -51,7 +88,7 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** How often idle API sessions are deleted (the controller's session enforcer). */
+/** How often idle API sessions are deleted (the controller's session enforcer) and run-out lockouts cleared. */
 const SWEEP_INTERVAL_MS = 60_000;
 
 async function storeAdminPassword(dataDir: string, password: string, username: string, log: (m: string) => void): Promise<void> {
@@ -91,9 +128,17 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
 
     const activity = new ActivityRecorder(uow, 1000, log);
     cleanup.push(() => activity.flush());
-    const sessions = new ApiSessionManager(uow, cache, activity, sessionTimeoutMs(deps.sessionTimeoutMinutes));
-    const identities = new IdentityManager(uow, cache);
-    const authenticator = new Authenticator(uow, cache);
+    const policy = grpcPolicyContext(deps.policyGrpc, log);
+    cleanup.push(async () => policy.close());
+    const verifier = new JwtVerifier(new JwksFetcher({ log }));
+    const factors = new SecondaryFactorChecker(uow.repos, verifier);
+    const sessions = new ApiSessionManager(uow, cache, activity, factors, sessionTimeoutMs(deps.sessionTimeoutMinutes));
+    const pki = grpcPkiContext(deps.pkiEnrollmentGrpc, log);
+    cleanup.push(async () => pki.close());
+    const identities = new IdentityManager(uow, cache, policy, pki);
+    const authenticators = new AuthenticatorManager(uow);
+    const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities));
+    const mfa = new MfaManager(uow, new SecretBox(deps.secretsKey || deps.internalSecret), cache);
     const ready = async () => {
       await db.pool.query('SELECT 1');
       return true;
@@ -104,23 +149,31 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
       internalSecret: deps.internalSecret,
       ready,
       handlers: {
-        ...authenticateHandlers(authenticator, sessions),
+        ...authenticateHandlers(authenticator, sessions, mfa, deps.internalSecret),
         ...currentHandlers(sessions, identities),
-        ...identityHandlers(identities),
+        ...identityHandlers(identities, new RoleAttributeQueries(uow.repos, policy)),
         ...identityTypeHandlers(uow.repos.identityTypes),
         ...apiSessionHandlers(sessions),
+        ...authPolicyHandlers(new AuthPolicyManager(uow, cache)),
+        ...authenticatorHandlers(authenticators),
+        ...certLifecycleHandlers(new CertificateLifecycle(uow, pki), deps.internalSecret),
+        ...signerHandlers(new SignerManager(uow)),
+        ...mfaHandlers(mfa, deps.totpIssuer || DEFAULT_TOTP_ISSUER),
       },
     });
     const http = await listenHttp(app, deps.http.host, deps.http.port);
     cleanup.push(() => http.close());
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
-      { definition: IdentityAuthServiceService, implementation: identityAuthServer(sessions) as unknown as UntypedServiceImplementation },
+      { definition: IdentityAuthServiceService, implementation: identityAuthServer(sessions, identities, authenticators) as unknown as UntypedServiceImplementation },
       healthService(SERVICE_NAME, ready),
     ]);
     cleanup.push(() => grpc.stop());
+    const pkiEvents = await subscribePkiEvents(deps.bus, authenticators);
+    cleanup.push(() => pkiEvents.stop());
 
     const sweeper = setInterval(() => {
       sessions.sweepIdle().catch((err: unknown) => log(`identity-auth: idle API session sweep failed: ${String(err)}`));
+      identities.enableExpired().catch((err: unknown) => log(`identity-auth: clearing expired lockouts failed: ${String(err)}`));
     }, SWEEP_INTERVAL_MS);
     sweeper.unref();
     cleanup.push(async () => clearInterval(sweeper));

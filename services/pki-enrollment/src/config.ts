@@ -8,10 +8,38 @@ export interface Config {
   internalSecret: string;
   http: { host: string; port: number };
   grpc: { host: string; port: number };
+  /** identity-auth's gRPC `host:port`. */
+  identityAuthGrpc: string;
+  /** `host:port` of the edge API (JWT issuers); without it, the address the gateway reports. */
+  advertisedAddress?: string;
+  /** Key-encryption secret for the PKI's private keys; default: the internal secret. */
+  pkiKey?: string;
+  /** SPIFFE trust domain of issued certificates; default: the one in the root CA (generated on first start). */
+  trustDomain?: string;
+  /** `ctrls` claim of enrollment JWTs; default `tls:<advertised address>`. */
+  ctrlAddresses?: string[];
+  /** Enrollment JWT lifetimes in minutes (default 180, minimum 5). */
+  identityEnrollmentMinutes?: number;
+  routerEnrollmentMinutes?: number;
 }
 
+/**
+ * | Key | Default |
+ * |---|---|
+ * | `DATABASE_URL`, `NATS_URL`, `REDIS_URL`, `ZITI_INTERNAL_SECRET` | required |
+ * | `ZITI_BIND_HOST` | `127.0.0.1` |
+ * | `PKI_ENROLLMENT_HTTP_PORT`, `PKI_ENROLLMENT_GRPC_PORT` | `18102`, `18202` |
+ * | `IDENTITY_AUTH_GRPC` | `127.0.0.1:18201` |
+ * | `ZITI_CTRL_ADVERTISED_ADDRESS` | none: the address the gateway reports |
+ * | `ZITI_PKI_KEY` | none: keys are sealed with a key derived from `ZITI_INTERNAL_SECRET` |
+ * | `ZITI_TRUST_DOMAIN` | the root CA's (generated on first start) |
+ * | `ZITI_CTRL_ENDPOINTS` | `tls:<advertised address>` (comma list) |
+ * | `ZITI_ENROLLMENT_DURATION_MINUTES`, `ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES` | 180 |
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.ZITI_BIND_HOST || '127.0.0.1';
+  const optionalInt = (key: string) => (env[key] ? intEnv(env, key, 180, 0, 525600) : undefined);
+  const list = (env.ZITI_CTRL_ENDPOINTS ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   return {
     databaseUrl: requireEnv(env, 'DATABASE_URL'),
     natsUrl: requireEnv(env, 'NATS_URL'),
@@ -19,5 +47,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     internalSecret: requireEnv(env, 'ZITI_INTERNAL_SECRET'),
     http: { host, port: intEnv(env, 'PKI_ENROLLMENT_HTTP_PORT', 18102) },
     grpc: { host, port: intEnv(env, 'PKI_ENROLLMENT_GRPC_PORT', 18202) },
+    identityAuthGrpc: env.IDENTITY_AUTH_GRPC?.trim() || '127.0.0.1:18201',
+    advertisedAddress: env.ZITI_CTRL_ADVERTISED_ADDRESS?.trim() || undefined,
+    pkiKey: env.ZITI_PKI_KEY || undefined,
+    trustDomain: env.ZITI_TRUST_DOMAIN?.trim() || undefined,
+    ctrlAddresses: list.length > 0 ? list : undefined,
+    identityEnrollmentMinutes: optionalInt('ZITI_ENROLLMENT_DURATION_MINUTES'),
+    routerEnrollmentMinutes: optionalInt('ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES'),
   };
 }

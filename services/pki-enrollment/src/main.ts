@@ -1,11 +1,12 @@
 import { createNatsBus, createRedisCache } from '@ziti/messaging';
 import { onShutdown } from '@ziti/service-kit';
 import { loadConfig } from './config.js';
+import { SERVICE_NAME } from './schema.js';
 import { startService } from './service.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const bus = await createNatsBus({ url: config.natsUrl });
+  const bus = await createNatsBus({ url: config.natsUrl, name: SERVICE_NAME });
   const cache = await createRedisCache(config.redisUrl);
   const service = await startService({ ...config, bus, cache, log: console.log });
   onShutdown(async () => {

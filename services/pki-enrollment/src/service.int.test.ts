@@ -4,6 +4,7 @@ import { HealthServiceClient, type HealthCheckResponse } from '@ziti/proto';
 import { createTestDatabase, testInfra, type TestDatabase } from '@ziti/test-kit';
 import { Client } from 'pg';
 import { SCHEMA, SERVICE_NAME, runMigrations, startService } from './index.js';
+import { FakeDirectory } from './testing/harness.js';
 
 describe(`${SERVICE_NAME} service`, () => {
   let db: TestDatabase;
@@ -12,13 +13,15 @@ describe(`${SERVICE_NAME} service`, () => {
   });
   afterAll(() => db?.drop());
 
-  it('migrates its schema once: the outbox table exists and a second run applies nothing', async () => {
-    expect(await runMigrations(db.url)).toEqual(['20261121000000_init']);
+  it('migrates its schema once: its tables exist and a second run applies nothing', async () => {
+    expect(await runMigrations(db.url)).toEqual(['20261121000000_init', '20261122000000_pki']);
     const pg = new Client({ connectionString: db.url });
     await pg.connect();
     try {
       const { rows } = await pg.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [SCHEMA]);
-      expect(rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(['outbox_events', '_prisma_migrations']));
+      expect(rows.map((r) => r.table_name)).toEqual(
+        expect.arrayContaining(['outbox_events', '_prisma_migrations', 'pki_material', 'settings', 'cas', 'enrollments', 'router_certs', 'api_session_certificates']),
+      );
     } finally {
       await pg.end();
     }
@@ -35,6 +38,9 @@ describe(`${SERVICE_NAME} service`, () => {
       internalSecret: 'test-secret',
       http: { host: '127.0.0.1', port: 0 },
       grpc: { host: '127.0.0.1', port: 0 },
+      identityDirectory: new FakeDirectory(),
+      advertisedAddress: 'localhost:1280',
+      log: () => undefined,
     });
     try {
       expect((await fetch(`${service.httpUrl}/healthz`)).status).toBe(200);

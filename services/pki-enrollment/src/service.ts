@@ -1,21 +1,51 @@
-import { PrismaPg } from '@prisma/adapter-pg';
-import { createSchemaPool } from '@ziti/db-kit';
+import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { createServiceApp } from '@ziti/http-kit';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
+import { PkiEnrollmentServiceService } from '@ziti/proto';
 import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
-import { PrismaClient } from './generated/prisma/client.js';
+import { KeyVault } from './crypto/secrets.js';
+import { CaManager } from './domain/cas.js';
+import { EnrollFlows } from './domain/enroll.js';
+import { EnrollmentManager, enrollmentLifetimeMs } from './domain/enrollments.js';
+import { EdgeAddress, Jwts } from './domain/jwts.js';
+import { ControllerPki } from './domain/pki.js';
+import type { IdentityDirectory } from './domain/ports.js';
+import { RouterEnrollments } from './domain/routers.js';
+import { SessionCertManager } from './domain/session-certs.js';
+import { subscribeIdentityEvents } from './events/subscribers.js';
+import { identityAuthDirectory } from './grpc/identity-auth-client.js';
+import { pkiEnrollmentServer } from './grpc/pki-enrollment.js';
+import { caHandlers } from './http/cas.js';
+import { enrollHandlers } from './http/enroll.js';
+import { enrollmentHandlers } from './http/enrollments.js';
+import { sessionCertHandlers } from './http/session-certs.js';
+import { trustHandlers } from './http/trust.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
+import { openDatabase } from './store/db.js';
+import { PrismaUnitOfWork } from './store/unit-of-work.js';
 
 /** What the composition root needs from its host (standalone `main.ts` or the all-in-one controller). */
 export interface ServiceDeps {
   databaseUrl: string;
   bus: EventBus;
   cache: Cache;
-  /** Secret shared with the gateway, used to verify the signed principal. */
+  /** Secret shared with the gateway, verifying its signed principal and client-certificate headers. */
   internalSecret: string;
   /** Port 0 = ephemeral. */
   http: { host: string; port: number };
   grpc: { host: string; port: number };
+  /** identity-auth's gRPC `host:port` (authenticators, identities), or a function giving it when first needed. */
+  identityAuthGrpc?: string | (() => string | undefined);
+  /** A directory to use instead of identity-auth's gRPC (tests). */
+  identityDirectory?: IdentityDirectory;
+  /** `host:port` of the edge API; default: the address the gateway reports in GetServerCredentials. */
+  advertisedAddress?: string;
+  /** Key-encryption secret of the PKI's private keys (`ZITI_PKI_KEY`); default: the internal secret. */
+  pkiKey?: string;
+  trustDomain?: string;
+  ctrlAddresses?: string[];
+  identityEnrollmentMinutes?: number;
+  routerEnrollmentMinutes?: number;
   log?: (m: string) => void;
 }
 
@@ -26,26 +56,74 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** Starts the pki-enrollment context: its HTTP slice of the Edge API, its gRPC server and its outbox relay. */
+function schemaHint(err: unknown): unknown {
+  const e = err as { code?: string; message?: string };
+  if (e?.code === 'P2021' || /does not exist/.test(e?.message ?? '')) {
+    return new Error(`${SERVICE_NAME}: the schema "${SCHEMA}" is not migrated (run the migrations first): ${e.message}`);
+  }
+  return err;
+}
+
+/**
+ * Starts the pki-enrollment context: the controller PKI (created on first start), its HTTP slice
+ * of the Edge API, its gRPC service, the outbox relay and its durable event consumers.
+ */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const log = deps.log ?? console.error;
-  // A connection the server drops while idle (restart, failover) must not crash the process.
-  const pool = createSchemaPool(deps.databaseUrl, SCHEMA, {}, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { schema: SCHEMA }) });
-  const ready = async () => (await pool.query('SELECT 1')).rowCount === 1;
-  const closers: (() => Promise<unknown>)[] = [() => pool.end(), () => prisma.$disconnect()];
+  const log = deps.log ?? ((m: string) => console.log(m));
+  const db = openDatabase(deps.databaseUrl, log);
+  const closers: (() => Promise<unknown>)[] = [() => db.close()];
   const stop = async () => {
     for (const close of closers.splice(0).reverse()) await close().catch((err) => log(`${SERVICE_NAME}: stop: ${err}`));
   };
   try {
-    const relay = startOutboxRelay({ pool, bus: deps.bus });
+    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
     closers.push(() => relay.stop());
-    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: {}, ready });
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => relay.notify());
+    let identities = deps.identityDirectory;
+    if (!identities) {
+      const client = identityAuthDirectory(deps.identityAuthGrpc ?? '127.0.0.1:18201', log);
+      closers.push(async () => client.close());
+      identities = client;
+    }
+
+    const pki = await ControllerPki.open(uow, new KeyVault(deps.pkiKey || deps.internalSecret), { trustDomain: deps.trustDomain, log }).catch((err) => {
+      throw schemaHint(err);
+    });
+    const address = new EdgeAddress(uow.repos, deps.advertisedAddress);
+    const jwts = new Jwts(pki, address, deps.ctrlAddresses);
+    const enrollments = new EnrollmentManager(uow, jwts, identities, enrollmentLifetimeMs(deps.identityEnrollmentMinutes));
+    const routers = new RouterEnrollments(uow, jwts, enrollmentLifetimeMs(deps.routerEnrollmentMinutes));
+    const flows = new EnrollFlows(uow, pki, identities);
+    const cas = new CaManager(uow, jwts, identities, log);
+    const sessionCerts = new SessionCertManager(uow, pki);
+
+    const subscription = await subscribeIdentityEvents(deps.bus, { sessionCerts, enrollments });
+    closers.push(() => subscription.stop());
+
+    const ready = async () => (await db.pool.query('SELECT 1')).rowCount === 1;
+    const app = createServiceApp({
+      owner: SERVICE_NAME,
+      internalSecret: deps.internalSecret,
+      ready,
+      handlers: {
+        ...trustHandlers(pki, jwts),
+        ...enrollHandlers(flows, deps.internalSecret),
+        ...enrollmentHandlers(enrollments),
+        ...caHandlers(cas),
+        ...sessionCertHandlers(sessionCerts),
+      },
+    });
     const http = await listenHttp(app, deps.http.host, deps.http.port);
     closers.push(() => http.close());
-    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [healthService(SERVICE_NAME, ready)]);
+    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
+      {
+        definition: PkiEnrollmentServiceService,
+        implementation: pkiEnrollmentServer({ pki, address, enrollments, routers, cas: uow.repos.cas }) as unknown as UntypedServiceImplementation,
+      },
+      healthService(SERVICE_NAME, ready),
+    ]);
     closers.push(() => grpc.stop());
-    deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
+    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };
   } catch (err) {
     await stop();

@@ -8,6 +8,10 @@ export interface Config {
   internalSecret: string;
   http: { host: string; port: number };
   grpc: { host: string; port: number };
+  /** pki-enrollment's gRPC address (router enrollment, session token key), `PKI_ENROLLMENT_GRPC`. */
+  pkiEnrollmentGrpc: string;
+  /** posture's gRPC address (postureQueries of the client service list), `POSTURE_GRPC`. */
+  postureGrpc: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -19,5 +23,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     internalSecret: requireEnv(env, 'ZITI_INTERNAL_SECRET'),
     http: { host, port: intEnv(env, 'POLICY_HTTP_PORT', 18103) },
     grpc: { host, port: intEnv(env, 'POLICY_GRPC_PORT', 18203) },
+    pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC?.trim() || '127.0.0.1:18202',
+    postureGrpc: env.POSTURE_GRPC?.trim() || '127.0.0.1:18205',
   };
 }

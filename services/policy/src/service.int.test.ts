@@ -13,7 +13,7 @@ describe(`${SERVICE_NAME} service`, () => {
   afterAll(() => db?.drop());
 
   it('migrates its schema once: the outbox table exists and a second run applies nothing', async () => {
-    expect(await runMigrations(db.url)).toEqual(['20261121000000_init']);
+    expect(await runMigrations(db.url)).toEqual(['20261121000000_init', '20261122000000_policy_model']);
     const pg = new Client({ connectionString: db.url });
     await pg.connect();
     try {

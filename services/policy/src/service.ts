@@ -1,10 +1,26 @@
-import { PrismaPg } from '@prisma/adapter-pg';
-import { createSchemaPool } from '@ziti/db-kit';
+import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { createServiceApp } from '@ziti/http-kit';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
+import { PolicyServiceService } from '@ziti/proto';
 import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
-import { PrismaClient } from './generated/prisma/client.js';
+import { AccessManager } from './domain/access-manager.js';
+import { ConfigManager } from './domain/config-manager.js';
+import { PolicyManager } from './domain/policy-manager.js';
+import { ProjectionManager } from './domain/projection-manager.js';
+import { RouterManager } from './domain/router-manager.js';
+import { ServiceManager } from './domain/service-manager.js';
+import { UsageManager } from './domain/usage-manager.js';
+import { startProjectionConsumers } from './events/consumers.js';
+import { type AddressSource, pkiRouterEnrollments, postureEvaluator } from './grpc/clients.js';
+import { policyServer } from './grpc/policy.js';
+import { configHandlers } from './http/configs.js';
+import { identityHandlers } from './http/identities.js';
+import { PolicyRenderer, policyHandlers } from './http/policies.js';
+import { routerHandlers } from './http/routers.js';
+import { serviceHandlers } from './http/services.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
+import { openDatabase } from './store/db.js';
+import { SqlUnitOfWork } from './store/unit-of-work.js';
 
 /** What the composition root needs from its host (standalone `main.ts` or the all-in-one controller). */
 export interface ServiceDeps {
@@ -16,6 +32,12 @@ export interface ServiceDeps {
   /** Port 0 = ephemeral. */
   http: { host: string; port: number };
   grpc: { host: string; port: number };
+  /** pki-enrollment's gRPC address (or a function giving it): router enrollment fields. Optional. */
+  pkiEnrollmentGrpc?: AddressSource;
+  /** posture's gRPC address (or a function giving it): postureQueries. Optional. */
+  postureGrpc?: AddressSource;
+  /** Pool size (default 10). */
+  databasePoolSize?: number;
   log?: (m: string) => void;
 }
 
@@ -26,24 +48,65 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** Starts the policy context: its HTTP slice of the Edge API, its gRPC server and its outbox relay. */
+function schemaHint(err: unknown): unknown {
+  const e = err as { message?: string };
+  if (/does not exist/.test(e?.message ?? '')) return new Error(`${SERVICE_NAME}: the schema "${SCHEMA}" is not migrated (run the migrations first): ${e.message}`);
+  return err;
+}
+
+/** Starts the policy context: its HTTP slice of the Edge API, its gRPC server, its event consumers and its outbox relay. */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
   const log = deps.log ?? console.error;
-  // A connection the server drops while idle (restart, failover) must not crash the process.
-  const pool = createSchemaPool(deps.databaseUrl, SCHEMA, {}, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { schema: SCHEMA }) });
-  const ready = async () => (await pool.query('SELECT 1')).rowCount === 1;
-  const closers: (() => Promise<unknown>)[] = [() => pool.end(), () => prisma.$disconnect()];
+  const db = openDatabase(deps.databaseUrl, log, deps.databasePoolSize);
+  const ready = async () => (await db.pool.query('SELECT 1')).rowCount === 1;
+  const closers: (() => Promise<unknown>)[] = [() => db.close()];
   const stop = async () => {
     for (const close of closers.splice(0).reverse()) await close().catch((err) => log(`${SERVICE_NAME}: stop: ${err}`));
   };
   try {
-    const relay = startOutboxRelay({ pool, bus: deps.bus });
+    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
     closers.push(() => relay.stop());
-    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: {}, ready });
+    const uow = new SqlUnitOfWork(db, () => relay.notify());
+    const pki = pkiRouterEnrollments(deps.pkiEnrollmentGrpc, log);
+    const posture = postureEvaluator(deps.postureGrpc, log);
+    closers.push(async () => {
+      pki.close();
+      posture.close();
+    });
+
+    const configs = new ConfigManager(uow);
+    await configs.ensureBuiltins().catch((err) => {
+      throw schemaHint(err);
+    });
+    const services = new ServiceManager(uow);
+    const routers = new RouterManager(uow, pki);
+    const policies = new PolicyManager(uow);
+    const access = new AccessManager(uow, posture, pki);
+    const projections = new ProjectionManager(uow);
+    const usage = new UsageManager(uow);
+    const render = new PolicyRenderer(policies, uow);
+
+    const subscriptions = await startProjectionConsumers(deps.bus, projections, log);
+    closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));
+
+    const app = createServiceApp({
+      owner: SERVICE_NAME,
+      internalSecret: deps.internalSecret,
+      ready,
+      handlers: {
+        ...configHandlers(configs, services, access),
+        ...serviceHandlers(services, access, configs, routers, policies, render),
+        ...routerHandlers(routers, services, access, policies, render, usage),
+        ...policyHandlers(policies, render, services, routers, access),
+        ...identityHandlers(access, policies, routers, render),
+      },
+    });
     const http = await listenHttp(app, deps.http.host, deps.http.port);
     closers.push(() => http.close());
-    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [healthService(SERVICE_NAME, ready)]);
+    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
+      { definition: PolicyServiceService, implementation: policyServer(projections, usage, access) as unknown as UntypedServiceImplementation },
+      healthService(SERVICE_NAME, ready),
+    ]);
     closers.push(() => grpc.stop());
     deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };

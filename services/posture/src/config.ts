@@ -8,6 +8,10 @@ export interface Config {
   internalSecret: string;
   http: { host: string; port: number };
   grpc: { host: string; port: number };
+  /** POLICY_GRPC (host:port), default 127.0.0.1:18203. */
+  policyGrpc: string;
+  /** IDENTITY_AUTH_GRPC (host:port), default 127.0.0.1:18201. */
+  identityAuthGrpc: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -19,5 +23,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     internalSecret: requireEnv(env, 'ZITI_INTERNAL_SECRET'),
     http: { host, port: intEnv(env, 'POSTURE_HTTP_PORT', 18105) },
     grpc: { host, port: intEnv(env, 'POSTURE_GRPC_PORT', 18205) },
+    policyGrpc: env.POLICY_GRPC || '127.0.0.1:18203',
+    identityAuthGrpc: env.IDENTITY_AUTH_GRPC || '127.0.0.1:18201',
   };
 }

@@ -8,6 +8,14 @@ export interface Config {
   internalSecret: string;
   http: { host: string; port: number };
   grpc: { host: string; port: number };
+  /** POLICY_GRPC, POSTURE_GRPC, PKI_ENROLLMENT_GRPC (host:port; defaults 127.0.0.1:18203, :18205, :18202). */
+  policyGrpc: string;
+  postureGrpc: string;
+  pkiEnrollmentGrpc: string;
+  /** SESSION_DB_POOL_SIZE (default 10). */
+  poolSize: number;
+  /** SESSION_POSTURE_SWEEP_SECONDS (default 60; 0 = off): re-check of sessions created under posture checks. */
+  postureSweepSeconds: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -19,5 +27,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     internalSecret: requireEnv(env, 'ZITI_INTERNAL_SECRET'),
     http: { host, port: intEnv(env, 'SESSION_HTTP_PORT', 18104) },
     grpc: { host, port: intEnv(env, 'SESSION_GRPC_PORT', 18204) },
+    policyGrpc: env.POLICY_GRPC || '127.0.0.1:18203',
+    postureGrpc: env.POSTURE_GRPC || '127.0.0.1:18205',
+    pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC || '127.0.0.1:18202',
+    poolSize: intEnv(env, 'SESSION_DB_POOL_SIZE', 10),
+    postureSweepSeconds: intEnv(env, 'SESSION_POSTURE_SWEEP_SECONDS', 60, 0),
   };
 }

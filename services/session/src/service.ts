@@ -1,10 +1,17 @@
-import { PrismaPg } from '@prisma/adapter-pg';
 import { createSchemaPool } from '@ziti/db-kit';
 import { createServiceApp } from '@ziti/http-kit';
-import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
+import type { Cache, EventBus } from '@ziti/messaging';
 import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
-import { PrismaClient } from './generated/prisma/client.js';
+import { ServiceUpdates } from './domain/service-updates.js';
+import { SessionManager } from './domain/session-manager.js';
+import { subscribeAll } from './events/subscribers.js';
+import { type Address, grpcPolicyPort, grpcPosturePort, grpcSigningKeySource } from './grpc/clients.js';
+import { signingKeySigner } from './grpc/signer.js';
+import { sessionHandlers } from './http/sessions.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
+import { ServiceUpdateRepository, SessionRepository } from './store/session-repo.js';
+
+export type { Address };
 
 /** What the composition root needs from its host (standalone `main.ts` or the all-in-one controller). */
 export interface ServiceDeps {
@@ -16,6 +23,14 @@ export interface ServiceDeps {
   /** Port 0 = ephemeral. */
   http: { host: string; port: number };
   grpc: { host: string; port: number };
+  /** gRPC addresses of the contexts POST /sessions asks (a function when known only later). */
+  policyGrpc?: Address;
+  postureGrpc?: Address;
+  pkiEnrollmentGrpc?: Address;
+  /** Database connections of this context (default 10). */
+  poolSize?: number;
+  /** Seconds between re-checks of sessions created under posture checks (MFA timeouts); 0 = never. Default 60. */
+  postureSweepSeconds?: number;
   log?: (m: string) => void;
 }
 
@@ -26,21 +41,50 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** Starts the session context: its HTTP slice of the Edge API, its gRPC server and its outbox relay. */
+/**
+ * Starts the session context: sessions and service-update times (Postgres, raw SQL on one pool; the
+ * Prisma schema documents the tables), its HTTP slice of the Edge API, its gRPC health service and
+ * its event consumers. It publishes no events (no outbox relay).
+ */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
   const log = deps.log ?? console.error;
   // A connection the server drops while idle (restart, failover) must not crash the process.
-  const pool = createSchemaPool(deps.databaseUrl, SCHEMA, {}, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { schema: SCHEMA }) });
+  const pool = createSchemaPool(deps.databaseUrl, SCHEMA, { max: deps.poolSize ?? 10 }, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
   const ready = async () => (await pool.query('SELECT 1')).rowCount === 1;
-  const closers: (() => Promise<unknown>)[] = [() => pool.end(), () => prisma.$disconnect()];
+  const closers: (() => Promise<unknown>)[] = [() => pool.end()];
   const stop = async () => {
     for (const close of closers.splice(0).reverse()) await close().catch((err) => log(`${SERVICE_NAME}: stop: ${err}`));
   };
   try {
-    const relay = startOutboxRelay({ pool, bus: deps.bus });
-    closers.push(() => relay.stop());
-    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: {}, ready });
+    const policy = grpcPolicyPort(deps.policyGrpc);
+    const posture = grpcPosturePort(deps.postureGrpc);
+    const keys = grpcSigningKeySource(deps.pkiEnrollmentGrpc);
+    closers.push(async () => {
+      policy.close();
+      posture.close();
+      keys.close();
+    });
+    const sessions = new SessionManager(new SessionRepository(pool), policy, posture, signingKeySigner(keys), log);
+    const updates = new ServiceUpdates(new ServiceUpdateRepository(pool));
+    const subscriptions = await subscribeAll(deps.bus, sessions, updates, log);
+    closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));
+
+    const sweepSeconds = deps.postureSweepSeconds ?? 60;
+    if (sweepSeconds > 0) {
+      let running = false;
+      const timer = setInterval(() => {
+        if (running) return;
+        running = true;
+        sessions
+          .sweepPosture()
+          .catch((err: unknown) => log(`${SERVICE_NAME}: posture re-check failed: ${(err as Error).message}`))
+          .finally(() => (running = false));
+      }, sweepSeconds * 1000);
+      timer.unref();
+      closers.push(async () => clearInterval(timer));
+    }
+
+    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates), ready });
     const http = await listenHttp(app, deps.http.host, deps.http.port);
     closers.push(() => http.close());
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [healthService(SERVICE_NAME, ready)]);

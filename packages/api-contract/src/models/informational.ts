@@ -1,5 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { BaseEntity, Meta } from './common.js';
+import { BaseEntity, Meta, nullable } from './common.js';
 
 /**
  * Models of the informational operations (version, capabilities, protocols, specs) and of the
@@ -69,6 +69,31 @@ export const DetailSpecBodyEnvelope = envelope('detailSpecBodyEnvelope', SpecBod
 /** What `/specs/{id}/spec` really answers: the OpenAPI (swagger 2.0) document, bare, as the controller produces it. */
 export const SpecDocument = Type.Object({ swagger: Type.String() }, { $id: 'specDocument', additionalProperties: true });
 
+// ---------------------------------------------------------------- controllers
+
+export const ApiAddress = Type.Object({ url: Type.Optional(Type.String()), version: Type.Optional(Type.String()) }, { $id: 'apiAddress' });
+export const ApiAddressArray = Type.Array(ApiAddress, { $id: 'apiAddressArray' });
+export const ApiAddressList = Type.Object({}, { $id: 'apiAddressList', additionalProperties: ApiAddressArray });
+
+export const ControllerDetail = Type.Intersect(
+  [
+    BaseEntity,
+    Type.Object({
+      apiAddresses: Type.Optional(ApiAddressList),
+      certPem: Type.String(),
+      ctrlAddress: Type.Optional(nullable(Type.String())),
+      fingerprint: Type.String(),
+      isOnline: Type.Boolean(),
+      isPreferredLeader: Type.Optional(Type.Boolean()),
+      lastJoinedAt: Type.String({ format: 'date-time' }),
+      name: Type.String(),
+    }),
+  ],
+  { $id: 'controllerDetail', description: 'A controller resource' },
+);
+export const ControllersList = Type.Array(ControllerDetail, { $id: 'controllersList', description: 'An array of controller resources' });
+export const ListControllersEnvelope = envelope('listControllersEnvelope', ControllersList);
+
 // ---------------------------------------------------------------- errors
 
 /** `allOf(apiFieldError, apiError)` in the spec, flattened; `cause` nests recursively. */
@@ -105,5 +130,6 @@ export const INFORMATIONAL_MODELS: Record<string, TSchema> = Object.fromEntries(
     ApiVersion, Version, ListVersionEnvelope, Capabilities, ListEnumeratedCapabilitiesEnvelope, Protocol, ListProtocols,
     ListProtocolsEnvelope, SpecDetail, SpecList, SpecBodyDetail, ListSpecsEnvelope, DetailSpecEnvelope,
     DetailSpecBodyEnvelope, SpecDocument, ApiErrorCause, ApiErrorModel, ApiErrorEnvelope,
+    ApiAddress, ApiAddressArray, ApiAddressList, ControllerDetail, ControllersList, ListControllersEnvelope,
   ].map((s) => [s.$id as string, s]),
 );

@@ -1,8 +1,10 @@
+import { Type } from '@sinclair/typebox';
 import { type RouteDef, route } from '../route.js';
 import {
   SpecDocument,
   DetailSpecEnvelope,
   ListEnumeratedCapabilitiesEnvelope,
+  ListControllersEnvelope,
   ListProtocolsEnvelope,
   ListSpecsEnvelope,
   ListVersionEnvelope,
@@ -12,7 +14,8 @@ const BOTH = ['client', 'management'] as const;
 const INFORMATIONAL = ['Informational'] as const;
 
 /**
- * Informational operations served by the gateway itself (owner `gateway`, all anonymous).
+ * Operations served by the gateway itself (owner `gateway`): the informational ones (anonymous) and
+ * `/controllers` (authenticated; this deployment's controller with its API addresses).
  * `GET /` is reached through the base-path aliases (`/`, `/edge/client/v1`, …), which the gateway
  * resolves to `/version`.
  */
@@ -93,5 +96,17 @@ export const GATEWAY_ROUTES: readonly RouteDef[] = [
     tags: INFORMATIONAL,
     summary: "Returns the spec's document itself (JSON, or YAML with `Accept: text/yaml`), not in an envelope",
     success: { status: 200, schema: SpecDocument },
+  }),
+  route({
+    operationId: 'listControllers',
+    method: 'GET',
+    path: '/controllers',
+    apis: BOTH,
+    owner: 'gateway',
+    access: 'authenticated',
+    tags: ['Controllers'],
+    summary: "Returns a list of this deployment's controllers and their API addresses",
+    query: Type.Object({ limit: Type.Optional(Type.Integer()), offset: Type.Optional(Type.Integer()), filter: Type.Optional(Type.String()) }),
+    success: { status: 200, schema: ListControllersEnvelope },
   }),
 ];

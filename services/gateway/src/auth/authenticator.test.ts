@@ -4,6 +4,8 @@ import { type RequestPrincipal, principalCacheKey } from '@ziti/http-kit';
 import { createMemoryCache } from '@ziti/messaging';
 import {
   Authenticator,
+  MAX_BEARER_TOKENS,
+  bearerTokens,
   INVALID_TOKEN_CHALLENGE,
   MAX_CACHE_TTL_SECONDS,
   MISSING_TOKEN_CHALLENGE,
@@ -46,6 +48,16 @@ describe('sessionToken', () => {
   it('ignores a bare Authorization: Bearer (no OIDC)', () => {
     expect(sessionToken(req({ authorization: 'Bearer abc' }))).toBeUndefined();
     expect(sessionToken(req({ 'zt-session': '   ' }))).toBeUndefined();
+  });
+});
+
+describe('bearerTokens', () => {
+  it('takes every Authorization: Bearer line, at most three, ignoring other schemes', () => {
+    const r = (lines: string[]) => ({ headers: { authorization: lines[0] }, headersDistinct: { authorization: lines } }) as unknown as IncomingMessage;
+    expect(bearerTokens(r(['Bearer a', 'bearer  b ', 'Basic xyz', 'Bearer c', 'Bearer d']))).toEqual(['a', 'b', 'c']);
+    expect(MAX_BEARER_TOKENS).toBe(3);
+    expect(bearerTokens(req({}))).toEqual([]);
+    expect(bearerTokens(req({ authorization: 'Bearer only' }))).toEqual(['only']);
   });
 });
 
@@ -122,6 +134,53 @@ describe('Authenticator', () => {
     const auth = new Authenticator({ cache: createMemoryCache(), resolver });
     const err = (await auth.authenticate('z').catch((e: unknown) => e)) as ApiError;
     expect([err.status, err.code, err.headers]).toEqual([503, 'TIMEOUT', {}]);
+  });
+
+  it('passes bearer tokens to identity-auth and caches only complete principals resolved without them', async () => {
+    const cache = createMemoryCache({ now: () => NOW });
+    const seen: (readonly string[] | undefined)[] = [];
+    const answers: Record<string, RequestPrincipal> = {
+      partial: principal({ isFullyAuthenticated: false }),
+      full: principal(),
+    };
+    const resolver: SessionResolver = {
+      resolve: async (token, bearer) => {
+        seen.push(bearer);
+        return { principal: answers[token]!, cacheTtlSeconds: 30 };
+      },
+      close: () => undefined,
+    };
+    const auth = new Authenticator({ cache, resolver, now: () => NOW });
+    await auth.authenticate('partial');
+    await auth.authenticate('partial');
+    expect(seen).toHaveLength(2);
+    expect(await cache.get(principalCacheKey('partial'))).toBeNull();
+
+    await auth.authenticate('full', ['ext-jwt']);
+    expect(seen[2]).toEqual(['ext-jwt']);
+    expect(await cache.get(principalCacheKey('full'))).toBeNull();
+    await auth.authenticate('full');
+    expect(await cache.get(principalCacheKey('full'))).not.toBeNull();
+    await auth.authenticate('full', ['ext-jwt']);
+    expect(seen).toHaveLength(4);
+
+    await cache.set(principalCacheKey('partial'), JSON.stringify({ principal: answers.partial, expiresAt: new Date(NOW + 10_000).toISOString() }), 10);
+    await auth.authenticate('partial');
+    expect(seen).toHaveLength(5);
+  });
+
+  it('hands on identity-auth\'s challenge for a session left partial by the request\'s bearer tokens', async () => {
+    const challenge = 'Bearer realm="openziti-secondary-ext-jwt" error="missing" error_description="no matching token was provided" id="s1" issuer="https://idp"';
+    const resolver: SessionResolver = {
+      resolve: async (_token, bearer) =>
+        bearer && bearer.length > 0
+          ? { principal: principal(), cacheTtlSeconds: 0 }
+          : { principal: principal({ isFullyAuthenticated: false }), cacheTtlSeconds: 0, wwwAuthenticate: challenge },
+      close: () => undefined,
+    };
+    const auth = new Authenticator({ cache: createMemoryCache({ now: () => NOW }), resolver, now: () => NOW });
+    expect(await auth.resolveRequest('t')).toEqual({ principal: principal({ isFullyAuthenticated: false }), challenge });
+    expect(await auth.resolveRequest('t', ['ext'])).toEqual({ principal: principal() });
   });
 
   it('treats a cache failure as a miss', async () => {

@@ -37,6 +37,23 @@ export function sessionToken(req: IncomingMessage): string | undefined {
   return undefined;
 }
 
+/** At most this many `Authorization: Bearer` tokens are looked at (`MaxBearerTokensProcessed`). */
+export const MAX_BEARER_TOKENS = 3;
+
+/**
+ * The `Authorization: Bearer` tokens of a request (every `authorization` header line, in order,
+ * at most {@link MAX_BEARER_TOKENS}). With a `zt-session` they are secondary ext-jwt factors.
+ */
+export function bearerTokens(req: IncomingMessage): string[] {
+  const lines = req.headersDistinct?.authorization ?? (typeof req.headers.authorization === 'string' ? [req.headers.authorization] : []);
+  const out: string[] = [];
+  for (const line of lines) {
+    const m = /^\s*bearer\s+(\S+)\s*$/i.exec(line);
+    if (m && out.length < MAX_BEARER_TOKENS) out.push(m[1]!);
+  }
+  return out;
+}
+
 export function missingTokenError(): ApiError {
   return ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': MISSING_TOKEN_CHALLENGE } });
 }
@@ -52,6 +69,12 @@ function withChallenge(err: ApiError): ApiError {
   });
 }
 
+/** A resolved request: its principal, and the challenge of a partial session (if any). */
+export interface Resolved {
+  principal: RequestPrincipal;
+  challenge?: string;
+}
+
 export interface AuthenticatorOptions {
   cache: Cache;
   resolver: SessionResolver;
@@ -61,11 +84,17 @@ export interface AuthenticatorOptions {
 
 /**
  * Resolves session tokens to principals: from the shared cache, or on a miss from identity-auth
- * (one call per token at a time), caching the answer for identity-auth's TTL hint, bounded by
- * {@link MAX_CACHE_TTL_SECONDS} and by the session's own expiry.
+ * (one call per token and bearer tokens at a time), caching the answer for identity-auth's TTL
+ * hint, bounded by {@link MAX_CACHE_TTL_SECONDS} and by the session's own expiry.
+ *
+ * Only fully authenticated principals resolved WITHOUT bearer tokens are cached: a partial
+ * session (MFA or a secondary ext-jwt outstanding) is asked about every time, and a principal
+ * that is complete only thanks to this request's bearer token (secondary ext-jwt) must not be
+ * served to a later request that lacks it. A cached principal is complete on its own, so it is
+ * served whatever bearer tokens come along.
  */
 export class Authenticator {
-  private readonly inFlight = new Map<string, Promise<RequestPrincipal>>();
+  private readonly inFlight = new Map<string, Promise<Resolved>>();
   private readonly now: () => number;
   private readonly log: (m: string) => void;
 
@@ -74,13 +103,22 @@ export class Authenticator {
     this.log = opts.log ?? (() => undefined);
   }
 
-  async authenticate(token: string): Promise<RequestPrincipal> {
+  async authenticate(token: string, bearer: readonly string[] = []): Promise<RequestPrincipal> {
+    return (await this.resolveRequest(token, bearer)).principal;
+  }
+
+  /**
+   * The principal of a request, and for a session that is still partial the `WWW-Authenticate`
+   * challenge identity-auth gave for it (e.g. a missing secondary ext-jwt token).
+   */
+  async resolveRequest(token: string, bearer: readonly string[] = []): Promise<Resolved> {
     const cached = await this.fromCache(token);
-    if (cached) return cached;
-    let pending = this.inFlight.get(token);
+    if (cached) return { principal: cached };
+    const key = bearer.length === 0 ? token : `${token}\n${bearer.join('\n')}`;
+    let pending = this.inFlight.get(key);
     if (!pending) {
-      pending = this.resolve(token).finally(() => this.inFlight.delete(token));
-      this.inFlight.set(token, pending);
+      pending = this.resolve(token, bearer).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
     }
     return pending;
   }
@@ -96,24 +134,24 @@ export class Authenticator {
     if (!raw) return undefined;
     try {
       const entry = JSON.parse(raw) as CachedPrincipal;
-      if (!entry.principal || !(Date.parse(entry.expiresAt) > this.now())) return undefined;
+      if (!entry.principal || !entry.principal.isFullyAuthenticated || !(Date.parse(entry.expiresAt) > this.now())) return undefined;
       return entry.principal;
     } catch {
       return undefined;
     }
   }
 
-  private async resolve(token: string): Promise<RequestPrincipal> {
+  private async resolve(token: string, bearer: readonly string[]): Promise<Resolved> {
     let answer: Awaited<ReturnType<SessionResolver['resolve']>>;
     try {
-      answer = await this.opts.resolver.resolve(token);
+      answer = await this.opts.resolver.resolve(token, bearer);
     } catch (err) {
       throw withChallenge(toApiError(err));
     }
     const { principal } = answer;
     const sessionLeft = (Date.parse(principal.expiresAt) - this.now()) / 1000;
     const ttl = Math.floor(Math.min(answer.cacheTtlSeconds, MAX_CACHE_TTL_SECONDS, Number.isFinite(sessionLeft) ? sessionLeft : 0));
-    if (ttl >= 1) {
+    if (ttl >= 1 && principal.isFullyAuthenticated && bearer.length === 0) {
       const entry: CachedPrincipal = { principal, expiresAt: new Date(this.now() + ttl * 1000).toISOString() };
       try {
         await this.opts.cache.set(principalCacheKey(token), JSON.stringify(entry), ttl);
@@ -121,7 +159,7 @@ export class Authenticator {
         this.log(`principal cache write failed: ${(err as Error).message}`);
       }
     }
-    return principal;
+    return { principal, ...(answer.wwwAuthenticate ? { challenge: answer.wwwAuthenticate } : {}) };
   }
 }
 

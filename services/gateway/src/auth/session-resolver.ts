@@ -5,8 +5,11 @@ import { IdentityAuthServiceClient } from '@ziti/proto';
 
 /** Resolves a `zt-session` token to its principal (identity-auth's `ResolveApiSession`). */
 export interface SessionResolver {
-  /** Rejects with the ApiError identity-auth answered (401 for an unknown or expired token). */
-  resolve(token: string): Promise<{ principal: RequestPrincipal; cacheTtlSeconds: number }>;
+  /**
+   * Rejects with the ApiError identity-auth answered (401 for an unknown or expired token).
+   * `bearerTokens` are the request's `Authorization: Bearer` tokens (secondary factors).
+   */
+  resolve(token: string, bearerTokens?: readonly string[]): Promise<{ principal: RequestPrincipal; cacheTtlSeconds: number; wwwAuthenticate?: string }>;
   close(): void;
 }
 
@@ -14,12 +17,14 @@ export interface SessionResolver {
 export function grpcSessionResolver(address: string, deadlineMs = 5000): SessionResolver {
   const client = new IdentityAuthServiceClient(address, credentials.createInsecure());
   return {
-    resolve(token) {
+    resolve(token, bearerTokens = []) {
       return new Promise((resolve, reject) => {
-        client.resolveApiSession({ token, bearerTokens: [] }, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => {
+        client.resolveApiSession({ token, bearerTokens: [...bearerTokens] }, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => {
           if (err) return reject(fromGrpcError(err));
           if (!res?.principal) return reject(ApiError.unhandled(new Error('identity-auth returned no principal')));
-          resolve({ principal: res.principal, cacheTtlSeconds: Number(res.cacheTtlSeconds) || 0 });
+          // `wwwAuthenticate`: the challenge of a session left partial by this request's bearer tokens.
+          const challenge = (res as { wwwAuthenticate?: string }).wwwAuthenticate;
+          resolve({ principal: res.principal, cacheTtlSeconds: Number(res.cacheTtlSeconds) || 0, ...(challenge ? { wwwAuthenticate: challenge } : {}) });
         });
       });
     },

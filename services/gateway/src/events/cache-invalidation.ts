@@ -1,8 +1,20 @@
 import { principalCacheKeyFromHash } from '@ziti/http-kit';
 import type { Cache, ChangeEvent, EventBus, Subscription } from '@ziti/messaging';
 
-/** identity-auth events after which cached principals must go. */
-export const INVALIDATING_EVENTS = ['api-session.deleted', 'identity.deleted', 'identity.updated', 'identity.disabled'];
+/**
+ * identity-auth events after which cached principals must go: ended sessions, changed or
+ * disabled identities, a session whose second factor completed (`api-session.updated`), and an
+ * auth policy whose secondary factors changed (`auth-policy.updated`). Each names the sessions in
+ * `data.tokenHashes`.
+ */
+export const INVALIDATING_EVENTS = [
+  'api-session.deleted',
+  'api-session.updated',
+  'identity.deleted',
+  'identity.updated',
+  'identity.disabled',
+  'auth-policy.updated',
+];
 
 /** The cache keys an event names: `data.tokenHashes` (SHA-256 hex of the session tokens). */
 export function invalidatedKeys(event: ChangeEvent): string[] {

@@ -1,9 +1,20 @@
 import type { Owner } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
-import { MAX_BODY_BYTES, PRINCIPAL_HEADER, REQUEST_ID_HEADER, type RequestPrincipal, sendError, shortId, signPrincipal } from '@ziti/http-kit';
+import {
+  CLIENT_CERT_HEADER,
+  MAX_BODY_BYTES,
+  PRINCIPAL_HEADER,
+  REQUEST_ID_HEADER,
+  type RequestPrincipal,
+  sendError,
+  shortId,
+  signClientCertChain,
+  signPrincipal,
+} from '@ziti/http-kit';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { type Authenticator, missingTokenError, sessionHeaders, sessionToken } from '../auth/authenticator.js';
+import { type Authenticator, type Resolved, bearerTokens, missingTokenError, sessionHeaders, sessionToken } from '../auth/authenticator.js';
 import { readBody } from './body.js';
+import { CLIENT_CERT_OPERATIONS, peerChain } from './client-cert.js';
 import { answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders } from './headers.js';
 import type { LocalHandler } from './informational.js';
 import { normalisePath, splitUrl } from './paths.js';
@@ -29,10 +40,10 @@ export interface GatewayAppOptions {
   draining(): boolean;
 }
 
-async function principalFor(req: Request, opts: GatewayAppOptions): Promise<RequestPrincipal> {
+async function principalFor(req: Request, opts: GatewayAppOptions): Promise<Resolved> {
   const token = sessionToken(req);
   if (!token) throw missingTokenError();
-  return opts.authenticator.authenticate(token);
+  return opts.authenticator.resolveRequest(token, bearerTokens(req));
 }
 
 /**
@@ -76,14 +87,19 @@ export function createGatewayApp(opts: GatewayAppOptions): express.Express {
 
       let principal: RequestPrincipal | undefined;
       if (route.access !== 'anonymous') {
-        principal = await principalFor(req, opts);
+        const resolved = await principalFor(req, opts);
+        principal = resolved.principal;
         for (const [k, v] of Object.entries(sessionHeaders(principal))) res.setHeader(k, v);
+        // A partial session reaches only the partial routes; with identity-auth's challenge (secondary ext-jwt) when it gave one.
+        if (!principal.isFullyAuthenticated && route.access !== 'partial' && resolved.challenge) {
+          throw ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': resolved.challenge } });
+        }
       }
 
       if (route.owner === 'gateway') {
         const handler = opts.local[route.operationId];
         if (!handler) throw ApiError.of('NOT_FOUND');
-        const result = handler({ api: target.api, params, req });
+        const result = handler({ api: target.api, params, req, principal });
         res.status(result.status ?? route.success.status);
         if (result.raw !== undefined) {
           res.type(result.contentType ?? 'application/octet-stream');
@@ -96,6 +112,10 @@ export function createGatewayApp(opts: GatewayAppOptions): express.Express {
       if (!proxy) throw noUpstreamError(route.owner);
       req.url = target.path + search;
       if (principal) req.headers[PRINCIPAL_HEADER] = signPrincipal(opts.internalSecret, principal, requestId);
+      if (CLIENT_CERT_OPERATIONS.has(route.operationId)) {
+        const chain = peerChain(req);
+        if (chain.length > 0) req.headers[CLIENT_CERT_HEADER] = signClientCertChain(opts.internalSecret, chain, requestId);
+      }
       (req as ProxiedRequest).zitiBody = body;
       return void proxy(req, res, next);
     } catch (err) {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ApiName, RouteDef } from '@ziti/api-contract';
 import { ApiError, dataEnvelope, formatTimestamp } from '@ziti/errors';
-import { API_BASES } from '@ziti/http-kit';
+import { API_BASES, type RequestPrincipal } from '@ziti/http-kit';
 import yaml from 'js-yaml';
 import { SPEC_IDS, generateSpec } from '../openapi/generate.js';
 import type { Json } from '../openapi/schema.js';
@@ -18,6 +18,8 @@ export interface LocalCall {
   api: ApiName;
   params: Record<string, string>;
   req: IncomingMessage;
+  /** The caller, on routes that are not anonymous. */
+  principal?: RequestPrincipal;
 }
 
 export interface LocalResult {

@@ -28,6 +28,24 @@ function upstreamError(owner: string, err: Error & { code?: string }): ApiError 
 }
 
 /**
+ * Node joins a repeated response header into one comma-separated value (`true, true`); a header a
+ * service sent more than once (e.g. `ziti-authenticator-extend-requested` for both the extend and
+ * the key-roll request, §9.9) is given back as separate header lines, as the controller sends it.
+ */
+export function keepRepeatedHeaders(res: IncomingMessage): void {
+  const lines = new Map<string, string[]>();
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+    const name = res.rawHeaders[i]!.toLowerCase();
+    lines.set(name, [...(lines.get(name) ?? []), res.rawHeaders[i + 1]!]);
+  }
+  for (const [name, values] of lines) {
+    if (values.length > 1 && typeof res.headers[name] === 'string' && !name.startsWith(INTERNAL_HEADER_PREFIX)) {
+      (res.headers as Record<string, string | string[]>)[name] = values;
+    }
+  }
+}
+
+/**
  * A reverse proxy (http-proxy-middleware) to one context. It forwards the request with its
  * (already normalised) `req.url`, its headers as the gateway left them (principal and request id
  * included), `x-forwarded-*`, and the body the gateway buffered. Upstream failures and timeouts
@@ -56,6 +74,7 @@ export function createUpstreamProxy(owner: string, target: string, log: (m: stri
         for (const name of Object.keys(proxyRes.headers)) {
           if (name.startsWith(INTERNAL_HEADER_PREFIX)) delete proxyRes.headers[name];
         }
+        keepRepeatedHeaders(proxyRes);
       },
       error: (err: Error, req: ProxiedRequest, res: ServerResponse | Socket) => {
         log(`proxy to ${owner} failed for ${req.method} ${req.url}: ${(err as { code?: string }).code ?? err.message}`);

@@ -62,7 +62,7 @@ function parameters(route: RouteDef, defs: DefinitionSet): Json[] {
   }
   if (route.body) {
     const id = (route.body as { $id?: unknown }).$id;
-    out.push({ name: typeof id === 'string' ? id : 'body', in: 'body', required: true, schema: defs.convert(route.body) });
+    out.push({ name: typeof id === 'string' ? id : 'body', in: 'body', required: !route.bodyOptional, schema: defs.convert(route.body) });
   }
   return out;
 }

@@ -74,13 +74,15 @@ export async function startFakeUpstream(): Promise<{ url: string; requests: Reco
  * identity-auth's gRPC service: tokens starting with `good` resolve; `bare` fails 401 without a challenge;
  * anything else fails 401 with the invalid-token challenge (as `toGrpcError` carries it).
  */
-export async function startFakeIdentityAuth(): Promise<{ address: string; calls: string[]; close(): Promise<void> }> {
+export async function startFakeIdentityAuth(): Promise<{ address: string; calls: string[]; bearerTokens: string[][]; close(): Promise<void> }> {
   const calls: string[] = [];
+  const bearerTokens: string[][] = [];
   const server = new Server();
   server.addService(IdentityAuthServiceService, {
-    resolveApiSession: (call: { request: { token: string } }, callback: (err: unknown, res?: unknown) => void) => {
+    resolveApiSession: (call: { request: { token: string; bearerTokens: string[] } }, callback: (err: unknown, res?: unknown) => void) => {
       const { token } = call.request;
       calls.push(token);
+      bearerTokens.push(call.request.bearerTokens);
       if (token.startsWith('good')) return callback(null, { principal: testPrincipal(), cacheTtlSeconds: 30 });
       if (token === 'bare') return callback(toGrpcError(ApiError.of('UNAUTHORIZED')));
       callback(
@@ -96,6 +98,7 @@ export async function startFakeIdentityAuth(): Promise<{ address: string; calls:
   return {
     address: `127.0.0.1:${port}`,
     calls,
+    bearerTokens,
     close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
   };
 }
@@ -114,6 +117,8 @@ export interface Call {
   body?: string | Buffer;
   /** Send the body in chunks of this size without a content-length (chunked transfer coding). */
   chunkSize?: number;
+  /** A client certificate (PEM, leaf first) and its key, presented in the TLS handshake. */
+  clientCert?: { certPem: string; keyPem: string };
 }
 
 /** One HTTPS request to the gateway, trusting only its CA. Errors after the response are ignored. */
@@ -123,7 +128,10 @@ export function call(base: { port: number; caCertPem: string }, c: Call): Promis
     if (c.body !== undefined && c.chunkSize === undefined) headers['content-length'] = String(Buffer.byteLength(c.body));
     let answered = false;
     const req = request(
-      { host: '127.0.0.1', port: base.port, servername: 'localhost', ca: base.caCertPem, method: c.method ?? 'GET', path: c.path, headers, agent: false },
+      {
+        host: '127.0.0.1', port: base.port, servername: 'localhost', ca: base.caCertPem, method: c.method ?? 'GET', path: c.path, headers, agent: false,
+        ...(c.clientCert ? { cert: c.clientCert.certPem, key: c.clientCert.keyPem } : {}),
+      },
       (res) => {
         answered = true;
         const chunks: Buffer[] = [];

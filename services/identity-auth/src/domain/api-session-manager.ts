@@ -1,7 +1,8 @@
 import { ApiError } from '@ziti/errors';
-import type { ApiSessionView, ListRequest, Page } from './model.js';
+import type { ApiSessionView, ApiSessionWithIdentity, ListRequest, Page } from './model.js';
 import { isDisabled } from './model.js';
 import type { PrincipalCache, UnitOfWork } from './ports.js';
+import { type SecondaryFactorChecker, type SessionAuthState, isFullyAuthenticated, secondaryChallenge, totpPending } from './session-state.js';
 import { type Expiry, expiryOf, isExpired } from './session-time.js';
 
 /** The caller as every service sees it (mirrors proto `ziti.v1.Principal`). */
@@ -18,12 +19,25 @@ export interface ResolvedPrincipal {
   expiresAt: string;
   expirationSeconds: number;
   identityTypeId: string;
+  /** When the session completed its TOTP second factor (RFC 3339); empty until then. */
+  mfaCompletedAt: string;
 }
 
 export interface Resolution {
   principal: ResolvedPrincipal;
-  /** How long a gateway may cache the principal: at most 30 s, never past the session's expiry. */
+  /**
+   * How long a gateway may cache the principal: at most 30 s, never past the session's expiry, and
+   * 0 when the answer depends on the request's bearer tokens (a required secondary ext-jwt signer).
+   */
   cacheTtlSeconds: number;
+  /** The secondary ext-jwt challenge while that factor is not satisfied on this request. */
+  wwwAuthenticate?: string;
+}
+
+/** A session as its owner sees it, with what this request proves. */
+export interface CurrentSession {
+  view: ApiSessionView;
+  state: SessionAuthState;
 }
 
 /** A session's `lastActivityAt` is written again only when older than this. */
@@ -76,6 +90,7 @@ export class ApiSessionManager {
     private readonly uow: UnitOfWork,
     private readonly cache: PrincipalCache,
     private readonly activity: ActivityRecorder,
+    private readonly factors: SecondaryFactorChecker,
     readonly timeoutMs: number,
   ) {}
 
@@ -83,11 +98,11 @@ export class ApiSessionManager {
     return expiryOf(session.lastActivityAt, this.timeoutMs, now);
   }
 
-  /** The caller's session; a session deleted since the principal was signed is 401. */
-  async current(apiSessionId: string): Promise<ApiSessionView> {
-    const view = await this.uow.repos.apiSessions.view(apiSessionId);
-    if (!view) throw invalidSessionToken();
-    return view;
+  /** The caller's session and what this request proves; a session deleted since the principal was signed is 401. */
+  async current(apiSessionId: string, bearerTokens: readonly string[]): Promise<CurrentSession> {
+    const [view, full] = await Promise.all([this.uow.repos.apiSessions.view(apiSessionId), this.uow.repos.apiSessions.findByIdWithIdentity(apiSessionId)]);
+    if (!view || !full) throw invalidSessionToken();
+    return { view, state: await this.factors.state(full, full.identity, full.secondary, bearerTokens) };
   }
 
   list(req: ListRequest): Promise<Page<ApiSessionView>> {
@@ -120,9 +135,11 @@ export class ApiSessionManager {
 
   /**
    * Resolves a `zt-session` token for the gateway: unknown, idle past the timeout, or of a
-   * disabled identity → 401 with the invalid-token challenge. Slides the expiry.
+   * disabled identity → 401 with the invalid-token challenge. Slides the expiry. The principal is
+   * fully authenticated once TOTP (when required) is done and, when the auth policy requires a
+   * signer, the request's bearer tokens hold a valid token of it.
    */
-  async resolve(token: string): Promise<Resolution> {
+  async resolve(token: string, bearerTokens: readonly string[] = []): Promise<Resolution> {
     if (!token) throw invalidSessionToken();
     const session = await this.uow.repos.apiSessions.findByTokenWithIdentity(token);
     const now = new Date();
@@ -134,8 +151,11 @@ export class ApiSessionManager {
       this.activity.record(session.id);
       lastActivityAt = now;
     }
+    const state = await this.stateForPrincipal(session, bearerTokens);
     const { expiresAt, expirationSeconds } = expiryOf(lastActivityAt, this.timeoutMs, now);
     const identity = session.identity;
+    const perRequest = session.secondary.requiredExtJwtSigner !== null;
+    const challenge = secondaryChallenge(state);
     return {
       principal: {
         identityId: identity.id,
@@ -143,16 +163,27 @@ export class ApiSessionManager {
         apiSessionId: session.id,
         isAdmin: identity.isAdmin,
         isDefaultAdmin: identity.isDefaultAdmin,
-        isFullyAuthenticated: !session.isMfaRequired || session.isMfaComplete,
+        isFullyAuthenticated: isFullyAuthenticated(state),
         permissions: identity.permissions,
         configTypes: session.configTypes,
         authenticatorId: session.authenticatorId,
         expiresAt: expiresAt.toISOString(),
         expirationSeconds,
         identityTypeId: identity.typeId,
+        mfaCompletedAt: session.mfaCompletedAt ? session.mfaCompletedAt.toISOString() : '',
       },
-      cacheTtlSeconds: Math.max(1, Math.min(MAX_CACHE_TTL_SECONDS, expirationSeconds)),
+      cacheTtlSeconds: perRequest ? 0 : Math.max(1, Math.min(MAX_CACHE_TTL_SECONDS, expirationSeconds)),
+      ...(challenge ? { wwwAuthenticate: challenge } : {}),
     };
+  }
+
+  /** The state a principal needs (no enrollment lookup: `isTotpEnrolled` only matters to views). */
+  private async stateForPrincipal(session: ApiSessionWithIdentity, tokens: readonly string[]): Promise<SessionAuthState> {
+    const state: SessionAuthState = { totpPending: totpPending(session, session.secondary), totpEnrolled: false };
+    if (session.secondary.requiredExtJwtSigner) {
+      state.extJwt = await this.factors.check(session.identity, session.secondary.requiredExtJwtSigner, tokens);
+    }
+    return state;
   }
 
   /** Deletes sessions idle past the timeout (the controller's session enforcer). Returns how many. */

@@ -1,9 +1,14 @@
 import { ApiError } from '@ziti/errors';
 import { shortId, uuidToken } from '@ziti/http-kit';
-import type { ApiSession, ApiSessionView, JsonMap } from './model.js';
+import type { AuthPolicy } from './auth-model.js';
+import { type JwtVerifier, extJwtChallenge, identityClaim } from './ext-jwt/jwt-verifier.js';
+import type { IdentityManager } from './identity-manager.js';
+import type { ApiSession, ApiSessionView, JsonMap, SecondaryFactors } from './model.js';
 import { isDisabled } from './model.js';
 import { DUMMY_CREDENTIAL, verifyPassword } from './password.js';
-import type { PrincipalCache, UnitOfWork } from './ports.js';
+import type { UnitOfWork } from './ports.js';
+import type { CertLogin } from './cert-login.js';
+import { type SecondaryFactorChecker, type SessionAuthState, secondaryChallenge } from './session-state.js';
 
 export const AUTH_METHODS = ['password', 'cert', 'ext-jwt'] as const;
 
@@ -17,110 +22,150 @@ export interface AuthenticateInput {
   sdkInfo?: JsonMap;
   /** The caller's address (first `x-forwarded-for` hop, as the gateway forwards it). */
   ipAddress: string;
+  /** `Authorization: Bearer` tokens of the request (ext-jwt primary, or the secondary factor). */
+  bearerTokens: string[];
+  /** The client certificate chain of the TLS handshake, leaf first, DER (`method=cert`). */
+  clientCertChain?: Buffer[];
 }
 
+export interface AuthenticateResult {
+  session: ApiSessionView;
+  state: SessionAuthState;
+  /** The secondary ext-jwt challenge when the policy requires a signer whose token was not sent. */
+  challenge?: string;
+}
+
+/** What a certificate login tells the new session (§2.2, the extend flags of §6.7). */
+export interface CertSessionFlags {
+  improperClientCertChain: boolean;
+  isCertExtendable: boolean;
+  isCertExtendRequested: boolean;
+  isCertKeyRollRequested: boolean;
+}
+
+/** Who logged in, and what the new session needs to know about them. */
+export interface LoginPrincipal {
+  identity: { id: string; name: string; externalId: string | null; sdkInfo: JsonMap; envInfo: JsonMap };
+  authenticatorId: string;
+  policy: AuthPolicy;
+  mfaVerified: boolean;
+  cert?: CertSessionFlags;
+}
+
+export const invalidAuth = () => ApiError.of('INVALID_AUTH');
+
 /**
- * `POST /authenticate` (§2.2). Only `password` (module updb) is implemented so far: `cert` and
- * `ext-jwt` answer 401 INVALID_AUTH until their flows land.
+ * `POST /authenticate` (§2.2): `password` (updb, with lockout), `cert` (the TLS client
+ * certificate, see CertLogin) and `ext-jwt` (external JWT as `Authorization: Bearer`).
  */
 export class Authenticator {
   constructor(
     private readonly uow: UnitOfWork,
-    private readonly cache: PrincipalCache,
+    private readonly identities: IdentityManager,
+    private readonly verifier: JwtVerifier,
+    private readonly factors: SecondaryFactorChecker,
+    private readonly certs: CertLogin,
   ) {}
 
-  async authenticate(input: AuthenticateInput): Promise<ApiSessionView> {
+  async authenticate(input: AuthenticateInput): Promise<AuthenticateResult> {
     const method = input.method;
     if (method === undefined || method === '') throw ApiError.field('method', 'method in query is required');
     if (!(AUTH_METHODS as readonly string[]).includes(method)) {
       throw ApiError.field('method', `method in query should be one of [${AUTH_METHODS.join(' ')}]`, method);
     }
-    if (method !== 'password') throw ApiError.of('INVALID_AUTH');
-    if (!input.username) throw ApiError.field('username', 'username in body is required');
-    if (!input.password) throw ApiError.field('password', 'password in body is required');
-    const { identityId, authenticatorId } = await this.verifyUpdb(input.username, input.password);
-    return this.createSession(identityId, authenticatorId, input);
+    let who: LoginPrincipal;
+    if (method === 'password') {
+      if (!input.username) throw ApiError.field('username', 'username in body is required');
+      if (!input.password) throw ApiError.field('password', 'password in body is required');
+      who = await this.verifyUpdb(input.username, input.password);
+    } else if (method === 'ext-jwt') {
+      who = await this.verifyExtJwt(input.bearerTokens);
+    } else {
+      who = await this.certs.verify(input.clientCertChain ?? []);
+    }
+    const secondary: SecondaryFactors = {
+      requireTotp: who.policy.secondaryRequireTotp,
+      requiredExtJwtSigner: who.policy.secondaryRequiredExtJwtSigner,
+    };
+    const session = await this.createSession(who, input);
+    const state = await this.factors.state(session, who.identity, secondary, input.bearerTokens);
+    const challenge = secondaryChallenge(state);
+    return { session, state, ...(challenge ? { challenge } : {}) };
   }
 
-  private async verifyUpdb(username: string, password: string): Promise<{ identityId: string; authenticatorId: string }> {
-    const repos = this.uow.repos;
-    const authenticator = await repos.authenticators.findUpdbByUsername(username);
-    if (!authenticator) {
+  private async verifyUpdb(username: string, password: string): Promise<LoginPrincipal> {
+    const login = await this.uow.repos.authenticators.findUpdbLogin(username);
+    if (!login) {
       // Same Argon2 work as a real check: the timing must not reveal unknown usernames.
       await verifyPassword(password, DUMMY_CREDENTIAL);
-      throw ApiError.of('INVALID_AUTH');
+      throw invalidAuth();
     }
-    const [ok, identity] = await Promise.all([verifyPassword(password, authenticator), repos.identities.findById(authenticator.identityId)]);
-    if (!identity) throw ApiError.of('INVALID_AUTH');
-    const policy = await repos.authPolicies.findById(identity.authPolicyId);
+    const ok = await verifyPassword(password, login);
+    const { policy, identity } = login;
+    const disabled = isDisabled(identity);
     if (!ok) {
-      if (policy && policy.primaryUpdbMaxAttempts > 0) {
-        await this.countFailure(authenticator.id, identity.id, authenticator.failedAttempts + 1, policy);
-      }
-      throw ApiError.of('INVALID_AUTH');
+      if (!disabled && policy.primaryUpdbMaxAttempts > 0) await this.countFailure(login.authenticatorId, identity.id, policy);
+      throw invalidAuth();
     }
-    if (isDisabled(identity) || !policy || !policy.primaryUpdbAllowed) throw ApiError.of('INVALID_AUTH');
-    if (authenticator.failedAttempts > 0) await repos.authenticators.setFailedAttempts(authenticator.id, 0);
-    return { identityId: identity.id, authenticatorId: authenticator.id };
+    if (disabled || !policy.primaryUpdbAllowed) throw invalidAuth();
+    if (identity.disabled) await this.identities.enableExpired(); // a lockout that ran out: clear it everywhere
+    if (login.failedAttempts > 0) await this.uow.repos.authenticators.setFailedAttempts(login.authenticatorId, 0);
+    return { identity, authenticatorId: login.authenticatorId, policy, mfaVerified: login.mfaVerified };
   }
 
   /** Failed attempts are counted; at `maxAttempts` the identity is locked for `lockoutDurationMinutes` (0 = until enabled). */
-  private async countFailure(
-    authenticatorId: string,
-    identityId: string,
-    count: number,
-    policy: { primaryUpdbMaxAttempts: number; primaryUpdbLockoutDurationMinutes: number },
-  ): Promise<void> {
-    const tokens = await this.uow.run(async (tx) => {
-      if (count < policy.primaryUpdbMaxAttempts) {
-        await tx.authenticators.setFailedAttempts(authenticatorId, count);
-        return [];
-      }
-      await tx.authenticators.setFailedAttempts(authenticatorId, 0);
-      const minutes = policy.primaryUpdbLockoutDurationMinutes;
-      await tx.identities.disable(identityId, minutes > 0 ? new Date(Date.now() + minutes * 60_000) : null);
-      const sessionTokens = await tx.apiSessions.tokensOfIdentity(identityId);
-      await tx.emit({ type: 'identity.updated', identityId, tokens: sessionTokens });
-      return sessionTokens;
-    });
-    // Its existing sessions stop resolving (disabled identity): cached principals must go too.
-    await this.cache.drop(tokens);
+  private async countFailure(authenticatorId: string, identityId: string, policy: AuthPolicy): Promise<void> {
+    const count = await this.uow.repos.authenticators.countFailure(authenticatorId);
+    if (count < policy.primaryUpdbMaxAttempts) return;
+    await this.identities.lockout(identityId, policy.primaryUpdbLockoutDurationMinutes);
+    await this.uow.repos.authenticators.setFailedAttempts(authenticatorId, 0);
   }
 
-  private async createSession(identityId: string, authenticatorId: string, input: AuthenticateInput): Promise<ApiSessionView> {
+  /**
+   * The first bearer token that verifies against an enabled signer names the identity (by id, or by
+   * `externalId` when the signer says so); the identity's auth policy must allow ext-jwt and that signer.
+   */
+  private async verifyExtJwt(tokens: string[]): Promise<LoginPrincipal> {
+    const repos = this.uow.repos;
+    const signers = await repos.signers.enabled();
+    if (signers.length === 0) throw ApiError.of('UNAUTHORIZED');
+    const r = await this.verifier.verifyAny(tokens, signers);
+    if (!r.ok) throw ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': extJwtChallenge('primary', r.error, signers) } });
+    const claim = identityClaim(r.claims, r.signer.claimsProperty);
+    if (!claim) throw ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': extJwtChallenge('primary', 'invalid', signers) } });
+    const identity = r.signer.useExternalId ? await repos.identities.findByExternalId(claim) : await repos.identities.findById(claim);
+    if (!identity || isDisabled(identity)) throw invalidAuth();
+    const policy = await repos.authPolicies.findById(identity.authPolicyId);
+    if (!policy || !policy.primaryExtJwtAllowed) throw invalidAuth();
+    if (policy.primaryExtJwtAllowedSigners.length > 0 && !policy.primaryExtJwtAllowedSigners.includes(r.signer.id)) throw invalidAuth();
+    const mfa = await repos.mfas.findByIdentity(identity.id);
+    return { identity, authenticatorId: r.signer.id, policy, mfaVerified: mfa?.isVerified === true };
+  }
+
+  private async createSession(who: LoginPrincipal, input: AuthenticateInput): Promise<ApiSessionView> {
     const now = new Date();
-    return this.uow.run(async (tx) => {
-      const identity = await tx.identities.findById(identityId);
-      if (!identity) throw ApiError.of('INVALID_AUTH');
-      const policy = await tx.authPolicies.findById(identity.authPolicyId);
-      const mfaRequired = policy?.secondaryRequireTotp === true;
-      const session: ApiSession = {
-        id: shortId(),
-        token: uuidToken(),
-        identityId,
-        authenticatorId,
-        ipAddress: input.ipAddress,
-        configTypes: [...new Set(input.configTypes ?? [])],
-        isMfaRequired: mfaRequired,
-        isMfaComplete: false,
-        isCertExtendable: false,
-        isCertExtendRequested: false,
-        isCertKeyRollRequested: false,
-        improperClientCertChain: false,
-        lastActivityAt: now,
-        tags: {},
-        createdAt: now,
-        updatedAt: now,
-      };
-      await tx.apiSessions.create(session);
-      const info = {
-        sdkInfo: changed(identity.sdkInfo, input.sdkInfo),
-        envInfo: changed(identity.envInfo, input.envInfo),
-      };
-      if (info.sdkInfo || info.envInfo) await tx.identities.updateInfo(identityId, info);
-      await tx.emit({ type: 'api-session.created', apiSessionId: session.id, identityId });
-      return { ...session, identityName: identity.name };
-    });
+    const session: ApiSession = {
+      id: shortId(),
+      token: uuidToken(),
+      identityId: who.identity.id,
+      authenticatorId: who.authenticatorId,
+      ipAddress: input.ipAddress,
+      configTypes: [...new Set(input.configTypes ?? [])],
+      isMfaRequired: who.mfaVerified || who.policy.secondaryRequireTotp,
+      isMfaComplete: false,
+      mfaCompletedAt: null,
+      isCertExtendable: who.cert?.isCertExtendable ?? false,
+      isCertExtendRequested: who.cert?.isCertExtendRequested ?? false,
+      isCertKeyRollRequested: who.cert?.isCertKeyRollRequested ?? false,
+      improperClientCertChain: who.cert?.improperClientCertChain ?? false,
+      lastActivityAt: now,
+      tags: {},
+      createdAt: now,
+      updatedAt: now,
+    };
+    const info = { sdkInfo: changed(who.identity.sdkInfo, input.sdkInfo), envInfo: changed(who.identity.envInfo, input.envInfo) };
+    await this.uow.createSession(session, info, [{ type: 'api-session.created', apiSessionId: session.id, identityId: who.identity.id }]);
+    return { ...session, identityName: who.identity.name };
   }
 }
 

@@ -1,4 +1,5 @@
 import { shortId } from '@ziti/http-kit';
+import { projectionOf } from './identity-manager.js';
 import { DEFAULT_AUTH_POLICY_ID } from './identity-rules.js';
 import { PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX, USERNAME_MIN, generatePassword, hashPassword } from './password.js';
 import type { UnitOfWork } from './ports.js';
@@ -66,8 +67,8 @@ export async function ensureDefaultAdmin(
       serviceHostingCosts: {},
       permissions: [],
     });
-    await tx.authenticators.createUpdb({ id: shortId(), identityId: id, username: spec.username, ...hashed });
-    await tx.emit({ type: 'identity.created', identityId: id });
+    await tx.authenticators.create({ id: shortId(), identityId: id, method: 'updb', username: spec.username, ...hashed, tags: {} });
+    await tx.emit({ type: 'identity.created', identity: projectionOf((await tx.identities.findById(id))!) });
     if (spec.password === undefined) await storeGenerated(password);
     return { created: true, identityId: id };
   });

@@ -1,81 +1,267 @@
 import { ApiError } from '@ziti/errors';
 import { shortId } from '@ziti/http-kit';
-import { type Actor, type IdentityInput, assertMayWrite, fullFields, patchedFields } from './identity-rules.js';
-import type { IdentityFields, IdentityView, ListRequest, Page, RoleFilter } from './model.js';
-import type { PrincipalCache, Transaction, UnitOfWork } from './ports.js';
+import {
+  type Actor,
+  DEFAULT_AUTH_POLICY_ID,
+  type IdentityInput,
+  assertMayPatch,
+  assertMayPut,
+  assertMayWrite,
+  fullFields,
+  mayAffect,
+  patchedFields,
+} from './identity-rules.js';
+import { type CaIdentityRequest, numberedName, withIdentityId } from './ca-identity.js';
+import type { Identity, IdentityFields, IdentityView, ListRequest, Page, RoleFilter } from './model.js';
+import { isDisabled } from './model.js';
+import type { EnrollmentInfo, NewEnrollment, PkiContext } from './pki-context.js';
+import type { DomainEvent, IdentityProjection, PolicyContext, PrincipalCache, Transaction, UnitOfWork } from './ports.js';
 
-/** Management of identities: CRUD with the controller's rules, events and cache invalidation. */
+/** `enrollment` of an identity create: the enrollments pki-enrollment creates with it. */
+export interface EnrollmentRequest {
+  ott?: boolean;
+  /** The CA of an `ottca` enrollment. */
+  ottca?: string;
+  /** The username of an `updb` enrollment. */
+  updb?: string;
+}
+
+/** The projection of an identity other contexts keep (`disabled` as of now). */
+export function projectionOf(i: Identity, now = new Date()): IdentityProjection {
+  return {
+    id: i.id,
+    name: i.name,
+    roleAttributes: i.roleAttributes,
+    isAdmin: i.isAdmin,
+    disabled: isDisabled(i, now),
+    updatedAt: i.updatedAt,
+    typeId: i.typeId,
+    isDefaultAdmin: i.isDefaultAdmin,
+    externalId: i.externalId,
+    authPolicyId: i.authPolicyId,
+    createdAt: i.createdAt,
+    tags: i.tags,
+  };
+}
+
+interface Committed {
+  identity: Identity;
+  tokens: string[];
+  deleted?: boolean;
+}
+
+/**
+ * Management of identities: CRUD with the controller's rules, disable/enable (and the password
+ * lockout), events, cache invalidation, and the synchronous projection to the policy context.
+ * After every committed change the principals of the identity's sessions are dropped from the
+ * gateways' cache and the policy context gets the new projection before the caller is answered
+ * (the outbox event converges it if that call fails).
+ */
 export class IdentityManager {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly cache: PrincipalCache,
+    private readonly policy: PolicyContext,
+    private readonly pki: PkiContext,
   ) {}
 
-  list(req: ListRequest, roleFilter?: RoleFilter): Promise<Page<IdentityView>> {
-    return this.uow.repos.identities.list(req, roleFilter);
+  /** A page of identities, each with its outstanding enrollments (one pki-enrollment call per page). */
+  async list(req: ListRequest, roleFilter?: RoleFilter): Promise<Page<IdentityView>> {
+    const page = await this.uow.repos.identities.list(req, roleFilter);
+    return { ...page, items: await this.withEnrollments(page.items) };
   }
 
   async detail(id: string): Promise<IdentityView> {
     const view = await this.uow.repos.identities.view(id);
     if (!view) throw ApiError.notFound();
-    return view;
+    return (await this.withEnrollments([view]))[0]!;
   }
 
-  async create(actor: Actor, input: IdentityInput): Promise<string> {
+  /** Attaches the identities' outstanding enrollments (none when pki-enrollment is unavailable). */
+  private async withEnrollments(views: IdentityView[]): Promise<IdentityView[]> {
+    const all = await this.pki.listEnrollments(views.map((v) => v.id));
+    const byIdentity = new Map<string, EnrollmentInfo[]>();
+    for (const e of all ?? []) byIdentity.set(e.identityId, [...(byIdentity.get(e.identityId) ?? []), e]);
+    return views.map((v) => ({ ...v, enrollments: byIdentity.get(v.id) ?? [] }));
+  }
+
+  async find(id: string): Promise<Identity> {
+    const identity = await this.uow.repos.identities.findById(id);
+    if (!identity) throw ApiError.notFound();
+    return identity;
+  }
+
+  /**
+   * Creates an identity and, in the same transaction, the enrollments `enrollment` asks for
+   * (pki-enrollment vouched by identity-auth). An enrollment refused rolls the identity back; an
+   * identity that fails to commit after its enrollments were created has them deleted again.
+   */
+  async create(actor: Actor, input: IdentityInput, enrollment: EnrollmentRequest = {}): Promise<string> {
     const fields = fullFields(input);
     assertMayWrite(actor, fields, null);
     const id = shortId();
-    await this.uow.run(async (tx) => {
-      await checkReferences(tx, fields);
-      await tx.identities.create({ ...fields, id, isDefaultAdmin: false });
-      await tx.emit({ type: 'identity.created', identityId: id });
-    });
+    const wanted: NewEnrollment[] = [];
+    if (enrollment.ott) wanted.push({ identityId: id, method: 'ott', identityName: fields.name });
+    if (enrollment.ottca) wanted.push({ identityId: id, method: 'ottca', caId: enrollment.ottca, identityName: fields.name });
+    if (enrollment.updb) wanted.push({ identityId: id, method: 'updb', username: enrollment.updb, identityName: fields.name });
+    const created: string[] = [];
+    try {
+      await this.commit(async (tx) => {
+        await checkReferences(tx, fields);
+        await tx.identities.create({ ...fields, id, isDefaultAdmin: false });
+        const identity = (await tx.identities.findById(id))!;
+        await tx.emit({ type: 'identity.created', identity: projectionOf(identity) });
+        for (const e of wanted) created.push((await this.pki.createEnrollment(e)).id);
+        return { identity, tokens: [] };
+      });
+    } catch (err) {
+      for (const enrollmentId of created) await this.pki.deleteEnrollment(enrollmentId);
+      throw err;
+    }
     return id;
   }
 
-  /** PUT: every updatable field is replaced; omitted ones are cleared or defaulted. */
+  /**
+   * CA auto-enrollment (`CreateIdentityFromCa`, or a certificate login by an unknown device of a
+   * CA that allows it): a Default, non-admin identity with the CA's roles, named by the CA's format
+   * (`[identityId]` = the id assigned here; a taken name gets a six-digit counter), with a cert
+   * authenticator unless it authenticates by `externalId`.
+   */
+  async createFromCa(req: CaIdentityRequest): Promise<Identity> {
+    const id = shortId();
+    const base = withIdentityId(req.name, id);
+    let created: Identity | undefined;
+    await this.commit(async (tx) => {
+      await tx.lock(`identity-name:${base}`);
+      let name = base;
+      for (let n = 1; await tx.identities.nameTaken(name); n++) name = numberedName(base, n);
+      const policyId = req.authPolicyId && (await tx.authPolicies.findById(req.authPolicyId)) ? req.authPolicyId : DEFAULT_AUTH_POLICY_ID;
+      const fields = fullFields({ name, type: 'Default', isAdmin: false, roleAttributes: req.roleAttributes, externalId: req.externalId || null, authPolicyId: policyId });
+      await tx.identities.create({ ...fields, id, isDefaultAdmin: false });
+      if (!req.externalId) {
+        await tx.authenticators.create({
+          id: shortId(), identityId: id, method: 'cert', certPem: req.certPem, fingerprint: req.fingerprint, isIssuedByNetwork: false, caId: req.caId, tags: {},
+        });
+      }
+      created = (await tx.identities.findById(id))!;
+      await tx.emit({ type: 'identity.created', identity: projectionOf(created) });
+      return { identity: created, tokens: [] };
+    });
+    return created!;
+  }
+
+  /** PUT: every updatable field is replaced; omitted ones are cleared or defaulted. Admins only. */
   update(actor: Actor, id: string, input: IdentityInput): Promise<void> {
+    assertMayPut(actor);
     return this.change(actor, id, () => fullFields(input));
   }
 
   /** PATCH: only the fields present in the body change. */
   patch(actor: Actor, id: string, input: IdentityInput): Promise<void> {
+    assertMayPatch(actor, input);
     return this.change(actor, id, (current) => patchedFields(current, input));
   }
 
   async delete(actor: Actor, id: string): Promise<void> {
-    const tokens = await this.uow.run(async (tx) => {
+    await this.commit(async (tx) => {
       const current = await tx.identities.findByIdForUpdate(id);
       if (!current) throw ApiError.notFound();
       if (current.isDefaultAdmin) throw ApiError.of('ENTITY_CAN_NOT_BE_DELETED');
       assertMayWrite(actor, null, current);
-      const sessions = await tx.apiSessions.deleteByIdentity(id);
+      const tokens = await endSessions(tx, id);
       await tx.identities.delete(id);
-      const all = sessions.map((s) => s.token);
-      await tx.emit(
-        ...sessions.map((s) => ({ type: 'api-session.deleted' as const, apiSessionId: s.id, identityId: id, tokens: [s.token] })),
-        { type: 'identity.deleted', identityId: id, tokens: all },
-      );
-      return all;
+      const gone = { ...current, updatedAt: new Date() };
+      await tx.emit({ type: 'identity.deleted', identity: projectionOf(gone), tokens });
+      return { identity: gone, tokens, deleted: true };
     });
-    await this.cache.drop(tokens);
+    await this.pki.deleteIdentityEnrollments(id);
+  }
+
+  /**
+   * Disables an identity for `durationMinutes` (0 = until enabled): its API sessions end at once
+   * (deleted, cached principals dropped, `identity.disabled` to every gateway).
+   */
+  async disable(actor: Actor, id: string, durationMinutes: number): Promise<void> {
+    if (!Number.isInteger(durationMinutes) || durationMinutes < 0) {
+      throw ApiError.field('durationMinutes', 'durationMinutes in body should be greater than or equal to 0', durationMinutes);
+    }
+    await this.commit((tx) => this.disableIn(tx, id, durationMinutes, actor));
+  }
+
+  /** The password lockout (no actor: the policy decides). */
+  async lockout(id: string, durationMinutes: number): Promise<void> {
+    await this.commit((tx) => this.disableIn(tx, id, durationMinutes, null));
+  }
+
+  async enable(actor: Actor, id: string): Promise<void> {
+    await this.commit(async (tx) => {
+      const current = await tx.identities.findByIdForUpdate(id);
+      if (!current) throw ApiError.notFound();
+      if (!mayAffect(actor, current)) throw ApiError.of('UNAUTHORIZED');
+      const identity = await tx.identities.enable(id);
+      await tx.emit({ type: 'identity.updated', identity: projectionOf(identity), tokens: [] });
+      return { identity, tokens: [] };
+    });
+  }
+
+  /** Clears lockouts whose `disabledUntil` has passed (so every projection says enabled again). */
+  async enableExpired(batch = 200): Promise<number> {
+    const enabled = await this.uow.run(async (tx) => {
+      const identities = await tx.identities.enableExpired(new Date(), batch);
+      await tx.emit(...identities.map((i): DomainEvent => ({ type: 'identity.updated', identity: projectionOf(i), tokens: [] })));
+      return identities;
+    });
+    for (const identity of enabled) await this.policy.syncIdentity(projectionOf(identity), false);
+    return enabled.length;
+  }
+
+  /** Removes any TOTP enrollment of the identity (admin operation, `identity.update`). */
+  async removeMfa(actor: Actor, id: string): Promise<void> {
+    await this.uow.run(async (tx) => {
+      const current = await tx.identities.findByIdForUpdate(id);
+      if (!current) throw ApiError.notFound();
+      if (!mayAffect(actor, current)) throw ApiError.of('UNAUTHORIZED');
+      await tx.mfas.deleteByIdentity(id);
+    });
+  }
+
+  private async disableIn(tx: Transaction, id: string, minutes: number, actor: Actor | null): Promise<Committed> {
+    const current = await tx.identities.findByIdForUpdate(id);
+    if (!current) throw ApiError.notFound();
+    if (actor && !mayAffect(actor, current)) throw ApiError.of('UNAUTHORIZED');
+    const identity = await tx.identities.disable(id, minutes > 0 ? new Date(Date.now() + minutes * 60_000) : null);
+    const tokens = await endSessions(tx, id);
+    await tx.emit({ type: 'identity.disabled', identity: projectionOf(identity), tokens });
+    return { identity, tokens };
   }
 
   private async change(actor: Actor, id: string, next: (current: IdentityFields) => IdentityFields): Promise<void> {
-    const tokens = await this.uow.run(async (tx) => {
+    await this.commit(async (tx) => {
       const current = await tx.identities.findByIdForUpdate(id);
       if (!current) throw ApiError.notFound();
       const fields = next(current);
       assertMayWrite(actor, fields, current);
       if (fields.authPolicyId !== current.authPolicyId) await checkReferences(tx, fields);
-      await tx.identities.update(id, fields);
-      const sessionTokens = await tx.apiSessions.tokensOfIdentity(id);
-      await tx.emit({ type: 'identity.updated', identityId: id, tokens: sessionTokens });
-      return sessionTokens;
+      const identity = await tx.identities.update(id, fields);
+      const tokens = await tx.apiSessions.tokensOfIdentity(id);
+      await tx.emit({ type: 'identity.updated', identity: projectionOf(identity), tokens });
+      return { identity, tokens };
     });
-    // The cached principals of its sessions may now be wrong (isAdmin, permissions, name…).
-    await this.cache.drop(tokens);
   }
+
+  /** Runs the change, then drops the affected principals and syncs the policy projection. */
+  private async commit(fn: (tx: Transaction) => Promise<Committed>): Promise<void> {
+    const done = await this.uow.run(fn);
+    await this.cache.drop(done.tokens);
+    await this.policy.syncIdentity(projectionOf(done.identity), done.deleted === true);
+  }
+}
+
+/** Deletes the identity's sessions (one `api-session.deleted` each); returns their tokens. */
+async function endSessions(tx: Transaction, identityId: string): Promise<string[]> {
+  const sessions = await tx.apiSessions.deleteByIdentity(identityId);
+  await tx.emit(...sessions.map((s): DomainEvent => ({ type: 'api-session.deleted', apiSessionId: s.id, identityId, tokens: [s.token] })));
+  return sessions.map((s) => s.token);
 }
 
 async function checkReferences(tx: Transaction, fields: IdentityFields): Promise<void> {

@@ -16,6 +16,8 @@ export interface IdentityInput {
   serviceHostingPrecedences?: Record<string, string>;
   serviceHostingCosts?: Record<string, number>;
   permissions?: string[] | null;
+  /** Immutable: ignored, but a non-admin naming it is refused (as the controller does). */
+  isDefaultAdmin?: boolean;
 }
 
 /** Who performs a write: admins may grant admin flags and permissions, others may not (§6.12). */
@@ -154,9 +156,33 @@ export function patchedFields(current: IdentityFields, input: IdentityInput): Id
   };
 }
 
-/** Non-admins may not create or edit admins, nor grant admin flags or permissions (§6.12). */
+/**
+ * The admin protection of §6.12 (the controller's identity router): a non-admin may not create or
+ * edit admins or identities holding permissions, may not grant admin flags or permissions, and may
+ * not touch those fields at all.
+ */
 export function assertMayWrite(actor: Actor, next: IdentityFields | null, current: Identity | null): void {
   if (actor.isAdmin) return;
-  if (current && (current.isAdmin || current.isDefaultAdmin || current.permissions.length > 0)) throw ApiError.of('UNAUTHORIZED');
+  if (current && !mayAffect(actor, current)) throw ApiError.of('UNAUTHORIZED');
   if (next && (next.isAdmin || next.permissions.length > 0)) throw ApiError.of('UNAUTHORIZED');
+}
+
+/** Whether the actor may change, disable or delete this identity. */
+export function mayAffect(actor: Actor, target: Pick<Identity, 'isAdmin' | 'isDefaultAdmin' | 'permissions'>): boolean {
+  return actor.isAdmin || !(target.isAdmin || target.isDefaultAdmin || target.permissions.length > 0);
+}
+
+/** PUT replaces admin fields wholesale: non-admins must use PATCH (the controller refuses them PUT). */
+export function assertMayPut(actor: Actor): void {
+  if (!actor.isAdmin) throw ApiError.of('UNAUTHORIZED', { cause: { code: 'UNAUTHORIZED', message: 'non-admins may not use the PUT method, use PATCH instead' } });
+}
+
+/** A non-admin PATCH may not name `permissions`, `isAdmin` or `isDefaultAdmin`. */
+export function assertMayPatch(actor: Actor, input: IdentityInput): void {
+  if (actor.isAdmin) return;
+  for (const field of ['permissions', 'isAdmin', 'isDefaultAdmin'] as const) {
+    if (Object.prototype.hasOwnProperty.call(input, field) && input[field] !== undefined) {
+      throw ApiError.of('UNAUTHORIZED', { cause: { code: 'UNAUTHORIZED', message: `non-admins may not modify the identity field '${field}'` } });
+    }
+  }
 }

@@ -1,5 +1,7 @@
 /** Entities of the identity-auth context, as the domain sees them (no wire or SQL shapes). */
 
+import type { EnrollmentInfo } from './pki-context.js';
+
 export type JsonMap = Record<string, unknown>;
 
 export interface IdentityType {
@@ -15,13 +17,7 @@ export interface AuthPolicyRef {
   name: string;
 }
 
-/** The auth policy settings the authenticate flow needs (§6.1). */
-export interface AuthPolicy extends AuthPolicyRef {
-  primaryUpdbAllowed: boolean;
-  primaryUpdbMaxAttempts: number;
-  primaryUpdbLockoutDurationMinutes: number;
-  secondaryRequireTotp: boolean;
-}
+export type { AuthPolicy } from './auth-model.js';
 
 /** The writable fields of an identity (create, update and patch work on these). */
 export interface IdentityFields {
@@ -63,17 +59,12 @@ export interface IdentityView extends Identity {
   typeName: string;
   authPolicyName: string;
   hasApiSession: boolean;
+  /** A verified TOTP enrollment exists. */
+  isMfaEnabled: boolean;
   updb: UpdbAuthenticatorRef | null;
   cert: { id: string; fingerprint: string } | null;
-}
-
-export interface UpdbAuthenticator {
-  id: string;
-  identityId: string;
-  username: string;
-  password: string;
-  salt: string;
-  failedAttempts: number;
+  /** Outstanding enrollments (pki-enrollment), when the manager attached them. */
+  enrollments?: EnrollmentInfo[];
 }
 
 export interface ApiSession {
@@ -85,6 +76,8 @@ export interface ApiSession {
   configTypes: string[];
   isMfaRequired: boolean;
   isMfaComplete: boolean;
+  /** When the second factor was completed (null until then). */
+  mfaCompletedAt: Date | null;
   isCertExtendable: boolean;
   isCertExtendRequested: boolean;
   isCertKeyRollRequested: boolean;
@@ -100,9 +93,17 @@ export interface ApiSessionView extends ApiSession {
   identityName: string;
 }
 
+/** The secondary-factor settings of an identity's auth policy that decide whether a session is complete. */
+export interface SecondaryFactors {
+  requireTotp: boolean;
+  /** The external JWT signer whose token every request must carry, if any. */
+  requiredExtJwtSigner: string | null;
+}
+
 /** A session together with the identity facts needed to resolve a principal. */
 export interface ApiSessionWithIdentity extends ApiSession {
-  identity: Pick<Identity, 'id' | 'name' | 'isAdmin' | 'isDefaultAdmin' | 'permissions' | 'typeId' | 'disabled' | 'disabledUntil'>;
+  identity: Pick<Identity, 'id' | 'name' | 'isAdmin' | 'isDefaultAdmin' | 'permissions' | 'typeId' | 'disabled' | 'disabledUntil' | 'externalId'>;
+  secondary: SecondaryFactors;
 }
 
 /** List request as the HTTP layer hands it over (ZitiQL and paging, §4.1). */

@@ -1,4 +1,5 @@
 import { randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { ApiError } from '@ziti/errors';
 import * as argon2 from 'argon2';
 
 /**
@@ -56,4 +57,30 @@ export function generatePassword(length = 24): string {
   let out = '';
   for (let i = 0; i < length; i++) out += PASSWORD_ALPHABET[randomInt(PASSWORD_ALPHABET.length)];
   return out;
+}
+
+/** The password rules of an auth policy's updb section (§6.1). */
+export interface PasswordRules {
+  primaryUpdbMinPasswordLength: number;
+  primaryUpdbRequireSpecialChar: boolean;
+  primaryUpdbRequireNumberChar: boolean;
+  primaryUpdbRequireMixedCase: boolean;
+}
+
+/**
+ * Checks a new password against the identity's auth policy; a violation is a field error on
+ * `password` (400 COULD_NOT_VALIDATE). The value is never echoed.
+ */
+export function checkPasswordRules(password: string, rules: PasswordRules): void {
+  const fail = (reason: string) => {
+    throw ApiError.field('password', reason);
+  };
+  if (password.length > PASSWORD_MAX) fail(`password must be at most ${PASSWORD_MAX} characters`);
+  const min = Math.max(PASSWORD_MIN, rules.primaryUpdbMinPasswordLength);
+  if ([...password].length < min) fail(`password must be at least ${min} characters`);
+  if (rules.primaryUpdbRequireNumberChar && !/[0-9]/.test(password)) fail('password must contain at least one number character');
+  if (rules.primaryUpdbRequireMixedCase && !(/\p{Lu}/u.test(password) && /\p{Ll}/u.test(password))) {
+    fail('password must contain upper and lower case characters');
+  }
+  if (rules.primaryUpdbRequireSpecialChar && !/[^\p{L}\p{N}]/u.test(password)) fail('password must contain at least one special character');
 }

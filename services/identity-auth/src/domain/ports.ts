@@ -1,8 +1,17 @@
 import type {
+  AuthPolicy,
+  AuthPolicyFields,
+  AuthenticatorView,
+  CertLogin,
+  ExternalJwtSigner,
+  ExternalJwtSignerFields,
+  SignerCertFacts,
+  UpdbLogin,
+} from './auth-model.js';
+import type {
   ApiSession,
   ApiSessionView,
   ApiSessionWithIdentity,
-  AuthPolicy,
   Identity,
   IdentityFields,
   IdentityType,
@@ -10,23 +19,61 @@ import type {
   ListRequest,
   Page,
   RoleFilter,
-  UpdbAuthenticator,
 } from './model.js';
+
+/** The slice of an identity other contexts project (policy keeps it; events carry it). */
+export interface IdentityProjection {
+  id: string;
+  name: string;
+  roleAttributes: string[];
+  isAdmin: boolean;
+  disabled: boolean;
+  updatedAt: Date;
+  /** For the identity association lists other contexts render. */
+  typeId: string;
+  isDefaultAdmin: boolean;
+  externalId: string | null;
+  authPolicyId: string;
+  createdAt: Date;
+  tags: Record<string, unknown>;
+}
 
 /**
  * The change events of this context, as the domain raises them. The outbox writer (events/) turns
  * them into bus events; API session tokens never leave this service, only their hashes do.
  */
 export type DomainEvent =
-  | { type: 'identity.created'; identityId: string }
-  | { type: 'identity.updated'; identityId: string; tokens: string[] }
-  | { type: 'identity.deleted'; identityId: string; tokens: string[] }
+  | { type: 'identity.created'; identity: IdentityProjection }
+  | { type: 'identity.updated' | 'identity.disabled'; identity: IdentityProjection; tokens: string[] }
+  | { type: 'identity.deleted'; identity: IdentityProjection; tokens: string[] }
   | { type: 'api-session.created'; apiSessionId: string; identityId: string }
-  | { type: 'api-session.deleted'; apiSessionId: string; identityId: string; tokens: string[] };
+  | { type: 'api-session.updated'; apiSessionId: string; identityId: string; tokens: string[] }
+  | { type: 'api-session.deleted'; apiSessionId: string; identityId: string; tokens: string[] }
+  | { type: 'auth-policy.created' | 'auth-policy.updated' | 'auth-policy.deleted'; authPolicyId: string; tokens: string[] };
 
 /** The shared principal cache of the gateways: entries of these tokens must go (after commit). */
 export interface PrincipalCache {
   drop(tokens: readonly string[]): Promise<void>;
+}
+
+/** Usage of one role attribute by the policies of the policy context. */
+export interface PolicyUsage {
+  servicePolicies: string[] | number;
+  edgeRouterPolicies: string[] | number;
+}
+
+/**
+ * The policy context as identity-auth needs it: the synchronous identity projection and the role
+ * attribute usage. Implementations never throw for an unreachable policy service.
+ */
+export interface PolicyContext {
+  /** Pushes the identity's projection; false when it could not (the outbox event converges it). */
+  syncIdentity(identity: IdentityProjection, deleted: boolean): Promise<boolean>;
+  /**
+   * How policies use identity role attributes: every attribute policies reference when `attributes`
+   * is empty, else those given. Null when the policy service is unavailable or does not serve it.
+   */
+  roleAttributeUsage(attributes: string[], withIds: boolean): Promise<Map<string, PolicyUsage> | null>;
 }
 
 /** Repositories usable inside and outside a transaction. */
@@ -36,6 +83,8 @@ export interface Repositories {
   apiSessions: ApiSessionRepository;
   identityTypes: IdentityTypeRepository;
   authPolicies: AuthPolicyRepository;
+  signers: ExternalJwtSignerRepository;
+  mfas: MfaRepository;
 }
 
 /** One transaction: the repositories bound to it, plus the outbox. */
@@ -50,6 +99,11 @@ export interface UnitOfWork {
   readonly repos: Repositories;
   /** Runs `fn` in one transaction; after a commit that emitted events the outbox relay is nudged. */
   run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * The login hot path in one atomic statement: the new session, the identity's reported
+   * sdkInfo/envInfo (when changed) and the events. An identity deleted meanwhile → 401 INVALID_AUTH.
+   */
+  createSession(session: ApiSession, info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> }, events: DomainEvent[]): Promise<void>;
 }
 
 export interface NewIdentity extends IdentityFields {
@@ -61,22 +115,101 @@ export interface IdentityRepository {
   findById(id: string): Promise<Identity | null>;
   /** Inside a transaction: reads the identity and locks its row until the transaction ends. */
   findByIdForUpdate(id: string): Promise<Identity | null>;
+  findByExternalId(externalId: string): Promise<Identity | null>;
+  /** Whether an identity has this name. */
+  nameTaken(name: string): Promise<boolean>;
   view(id: string): Promise<IdentityView | null>;
   list(req: ListRequest, roleFilter?: RoleFilter): Promise<Page<IdentityView>>;
   /** Unique violations become field errors (`name`, `externalId`). */
   create(identity: NewIdentity): Promise<void>;
-  update(id: string, fields: IdentityFields): Promise<void>;
+  update(id: string, fields: IdentityFields): Promise<Identity>;
   updateInfo(id: string, info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> }): Promise<void>;
-  /** Disables the identity (`until` null = until enabled again). */
-  disable(id: string, until: Date | null): Promise<void>;
+  /** Disables the identity now (`until` null = until enabled again); returns it. */
+  disable(id: string, until: Date | null): Promise<Identity>;
+  /** Clears the disabled state; returns the identity. */
+  enable(id: string): Promise<Identity>;
+  /** Clears the disabled state of up to `max` identities whose `disabledUntil` has passed; returns them. */
+  enableExpired(now: Date, max: number): Promise<Identity[]>;
   delete(id: string): Promise<void>;
   findDefaultAdmin(): Promise<Identity | null>;
+  /** Ids of identities using the auth policy (at most `max`). */
+  idsWithAuthPolicy(authPolicyId: string, max: number): Promise<string[]>;
+  /** The distinct role attributes of all identities, plus `extra`, as a list (filter over `id`, §4.1). */
+  listRoleAttributes(req: ListRequest, extra?: string[]): Promise<Page<string>>;
+  /** For each attribute, the ids of the identities that carry it. */
+  idsByRoleAttribute(attributes: string[]): Promise<Map<string, string[]>>;
+}
+
+export interface NewAuthenticator {
+  id: string;
+  identityId: string;
+  method: 'updb' | 'cert';
+  username?: string;
+  password?: string;
+  salt?: string;
+  certPem?: string;
+  fingerprint?: string;
+  /** Issued by the controller PKI (extendable); false for certificates of third-party CAs. */
+  isIssuedByNetwork?: boolean;
+  /** The third-party CA that issued the certificate (its authenticators go when it is deleted). */
+  caId?: string | null;
+  tags: Record<string, unknown>;
+}
+
+/** The stored facts of one authenticator (hash included: domain use only, never on the wire). */
+export interface StoredAuthenticator {
+  id: string;
+  identityId: string;
+  method: string;
+  username: string | null;
+  password: string | null;
+  salt: string | null;
+  fingerprint: string | null;
+  certPem: string | null;
+  isIssuedByNetwork: boolean;
+  caId: string | null;
+  isExtendRequested: boolean;
+  isKeyRollRequested: boolean;
+  /** The certificate `extend` issued, waiting for `extend-verify`. */
+  unverifiedCertPem: string | null;
+  unverifiedFingerprint: string | null;
+  tags: Record<string, unknown>;
 }
 
 export interface AuthenticatorRepository {
-  findUpdbByUsername(username: string): Promise<UpdbAuthenticator | null>;
-  /** Unique violation on the username becomes a field error. */
-  createUpdb(a: { id: string; identityId: string; username: string; password: string; salt: string }): Promise<void>;
+  /** The updb credential of a username with its identity state and auth policy, in one read. */
+  findUpdbLogin(username: string): Promise<UpdbLogin | null>;
+  /** The cert authenticator of a fingerprint with its identity state and auth policy, in one read. */
+  findCertLogin(fingerprint: string): Promise<CertLogin | null>;
+  find(id: string): Promise<StoredAuthenticator | null>;
+  view(id: string): Promise<AuthenticatorView | null>;
+  /** `identityId` restricts the list to one identity (self-service). */
+  list(req: ListRequest, identityId?: string): Promise<Page<AuthenticatorView>>;
+  listOfIdentity(identityId: string): Promise<AuthenticatorView[]>;
+  /**
+   * Unique violations: username → field error, fingerprint → 409 CERT_IN_USE, a second authenticator
+   * of the method for the identity → 409 MAX_AUTHENTICATOR_METHODS_REACHED.
+   */
+  create(a: NewAuthenticator): Promise<void>;
+  update(id: string, change: { username?: string; password?: string; salt?: string; tags?: Record<string, unknown> }): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  /** Inside a transaction: reads the authenticator and locks its row until the transaction ends. */
+  findForUpdate(id: string): Promise<StoredAuthenticator | null>;
+  /** The identity's cert authenticators. */
+  certsOfIdentity(identityId: string): Promise<StoredAuthenticator[]>;
+  /** Flags cert authenticators for early extension (and key rolling when `rollKeys`). */
+  requestExtend(ids: string[], rollKeys: boolean, at: Date): Promise<void>;
+  /** Keeps the certificate `extend` issued as pending (it does not authenticate yet). */
+  setPendingCert(id: string, certPem: string, fingerprint: string): Promise<void>;
+  /**
+   * The pending certificate becomes the authenticator's (the old fingerprint stops authenticating);
+   * the extend flags are cleared. A fingerprint already in use → 409 CERT_IN_USE.
+   */
+  promotePendingCert(id: string, rolledKeys: boolean): Promise<void>;
+  /** Deletes the cert authenticators of a third-party CA; returns how many. */
+  deleteByCa(caId: string): Promise<number>;
+  /** Adds one failed attempt atomically; returns the new count. */
+  countFailure(id: string): Promise<number>;
   setFailedAttempts(id: string, count: number): Promise<void>;
 }
 
@@ -92,13 +225,18 @@ export interface ApiSessionRepository {
   findById(id: string): Promise<ApiSession | null>;
   view(id: string): Promise<ApiSessionView | null>;
   findByTokenWithIdentity(token: string): Promise<ApiSessionWithIdentity | null>;
+  findByIdWithIdentity(id: string): Promise<ApiSessionWithIdentity | null>;
   list(req: ListRequest): Promise<Page<ApiSessionView>>;
+  /** Marks the second factor done (isMfaRequired and isMfaComplete); returns the session's token. */
+  completeMfa(id: string): Promise<string | null>;
   /** Deletes one session; returns it (null when it was already gone). */
   delete(id: string): Promise<DeletedSession | null>;
   /** Deletes every session of an identity; returns them. */
   deleteByIdentity(identityId: string): Promise<DeletedSession[]>;
   /** Tokens of every session of an identity. */
   tokensOfIdentity(identityId: string): Promise<string[]>;
+  /** Tokens of every session of the identities using an auth policy. */
+  tokensOfAuthPolicy(authPolicyId: string): Promise<string[]>;
   /** Sets lastActivityAt = now for these sessions. */
   touch(ids: string[], at: Date): Promise<void>;
   /** Deletes up to `max` sessions idle since before `cutoff`; returns them. */
@@ -112,4 +250,46 @@ export interface IdentityTypeRepository {
 
 export interface AuthPolicyRepository {
   findById(id: string): Promise<AuthPolicy | null>;
+  list(req: ListRequest): Promise<Page<AuthPolicy>>;
+  /** Unique violation on the name becomes a field error. */
+  create(id: string, fields: AuthPolicyFields): Promise<void>;
+  update(id: string, fields: AuthPolicyFields): Promise<void>;
+  delete(id: string): Promise<void>;
+  /** Ids of policies naming the signer as allowed primary or required secondary signer. */
+  idsReferencingSigner(signerId: string): Promise<string[]>;
+}
+
+export interface ExternalJwtSignerRepository {
+  findById(id: string): Promise<ExternalJwtSigner | null>;
+  list(req: ListRequest, enabledOnly?: boolean): Promise<Page<ExternalJwtSigner>>;
+  /** Every enabled signer (few: they are read per ext-jwt authentication). */
+  enabled(): Promise<ExternalJwtSigner[]>;
+  /** Which of these ids exist. */
+  existing(ids: string[]): Promise<string[]>;
+  /** Unique violations (name, issuer, kid, fingerprint) become field errors. */
+  create(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts): Promise<void>;
+  update(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts): Promise<void>;
+  delete(id: string): Promise<void>;
+}
+
+/** A stored TOTP enrollment: `secret` and `recoveryCodes` are sealed (see domain/mfa/secret-box). */
+export interface StoredMfa {
+  id: string;
+  identityId: string;
+  isVerified: boolean;
+  secret: string;
+  recoveryCodes: string;
+  tags: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface MfaRepository {
+  findByIdentity(identityId: string): Promise<StoredMfa | null>;
+  /** Inside a transaction: locks the enrollment row until the transaction ends. */
+  findByIdentityForUpdate(identityId: string): Promise<StoredMfa | null>;
+  /** A second enrollment of an identity → 409 MFA_EXISTS. */
+  create(mfa: Omit<StoredMfa, 'createdAt' | 'updatedAt'>): Promise<void>;
+  update(id: string, change: { isVerified?: boolean; recoveryCodes?: string }): Promise<void>;
+  deleteByIdentity(identityId: string): Promise<boolean>;
 }

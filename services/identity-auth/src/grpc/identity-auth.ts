@@ -1,26 +1,67 @@
-import { type ServiceError, status } from '@grpc/grpc-js';
+import type { ServiceError, handleUnaryCall } from '@grpc/grpc-js';
 import { toGrpcError } from '@ziti/errors';
-import type { IdentityAuthServiceServer } from '@ziti/proto';
+import type { IdentityAuthServiceServer, IdentityInfo } from '@ziti/proto';
 import type { ApiSessionManager } from '../domain/api-session-manager.js';
+import type { AuthenticatorManager } from '../domain/authenticator-manager.js';
+import type { IdentityManager } from '../domain/identity-manager.js';
+import { type Identity, isDisabled } from '../domain/model.js';
 
-/** `ziti.v1.IdentityAuthService`: the gateway's token resolution. */
-export function identityAuthServer(sessions: ApiSessionManager): IdentityAuthServiceServer {
-  return {
-    resolveApiSession(call, callback) {
-      sessions.resolve(call.request.token).then(
-        ({ principal, cacheTtlSeconds }) => callback(null, { principal, cacheTtlSeconds }),
-        (err: unknown) => callback(toGrpcError(err) as ServiceError),
-      );
-    },
-    getIdentity: notYet,
-    createCertAuthenticator: notYet,
-    createUpdbAuthenticator: notYet,
-    createIdentityFromCa: notYet,
-    deleteCaAuthenticators: notYet,
+/** A unary handler from an async function; errors travel with their OpenZiti code (toGrpcError). */
+function unary<Req, Res>(fn: (req: Req) => Promise<Res>): handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    fn(call.request).then(
+      (res) => callback(null, res),
+      (err: unknown) => callback(toGrpcError(err) as ServiceError),
+    );
   };
 }
 
-/** RPCs of the contract that this context does not serve yet answer UNIMPLEMENTED. */
-function notYet(_call: unknown, callback: (err: Partial<ServiceError>) => void): void {
-  callback({ code: status.UNIMPLEMENTED, details: 'not implemented yet' });
+const identityInfo = (i: Identity): IdentityInfo => ({
+  id: i.id,
+  name: i.name,
+  typeId: i.typeId,
+  isAdmin: i.isAdmin,
+  disabled: isDisabled(i),
+  roleAttributes: i.roleAttributes,
+  externalId: i.externalId ?? '',
+  authPolicyId: i.authPolicyId,
+});
+
+/** At most this many bearer tokens are looked at (the controller's MaxBearerTokensProcessed). */
+const MAX_BEARER_TOKENS = 3;
+
+/**
+ * `ziti.v1.IdentityAuthService`: token resolution for the gateway, identity facts for the other
+ * contexts, and the authenticators and identities pki-enrollment's enroll flows create.
+ */
+export function identityAuthServer(sessions: ApiSessionManager, identities: IdentityManager, authenticators: AuthenticatorManager): IdentityAuthServiceServer {
+  return {
+    resolveApiSession(call, callback) {
+      const { token, bearerTokens } = call.request;
+      sessions.resolve(token, (bearerTokens ?? []).slice(0, MAX_BEARER_TOKENS)).then(
+        ({ principal, cacheTtlSeconds, wwwAuthenticate }) => callback(null, { principal, cacheTtlSeconds, wwwAuthenticate: wwwAuthenticate ?? '' }),
+        (err: unknown) => callback(toGrpcError(err) as ServiceError),
+      );
+    },
+    getIdentity: unary(async (req) => identityInfo(await identities.find(req.identityId))),
+    createCertAuthenticator: unary(async (req) => {
+      const a = await authenticators.createCert({
+        identityId: req.identityId, certPem: req.certPem, fingerprint: req.fingerprint, isIssuedByNetwork: req.isIssuedByNetwork, caId: req.caId || null,
+      });
+      return { id: a.id, identityId: req.identityId, method: 'cert', fingerprint: a.fingerprint, username: '' };
+    }),
+    createUpdbAuthenticator: unary(async (req) => {
+      const id = await authenticators.createUpdb({ identityId: req.identityId, username: req.username, password: req.password });
+      return { id, identityId: req.identityId, method: 'updb', fingerprint: '', username: req.username };
+    }),
+    createIdentityFromCa: unary(async (req) =>
+      identityInfo(
+        await identities.createFromCa({
+          name: req.name, roleAttributes: req.roleAttributes, caId: req.caId, certPem: req.certPem, fingerprint: req.fingerprint,
+          externalId: req.externalId, authPolicyId: req.authPolicyId,
+        }),
+      ),
+    ),
+    deleteCaAuthenticators: unary(async (req) => ({ deleted: await authenticators.deleteByCa(req.caId) })),
+  };
 }

@@ -1,8 +1,10 @@
-import { dataEnvelope } from '@ziti/errors';
-import type { Handler, HandlerContext } from '@ziti/http-kit';
+import { dataEnvelope, emptyEnvelope } from '@ziti/errors';
+import { type Handler, type HandlerContext, clientCertChainOf } from '@ziti/http-kit';
 import type { ApiSessionManager } from '../domain/api-session-manager.js';
 import type { Authenticator } from '../domain/authenticator.js';
+import type { MfaManager } from '../domain/mfa/mfa-manager.js';
 import { goTimeString } from '../domain/session-time.js';
+import { principalOf, requestBearerTokens } from './access.js';
 import { queryString } from './list.js';
 import { currentApiSessionDetail } from './views.js';
 
@@ -22,20 +24,38 @@ export function clientIp(ctx: HandlerContext): string {
   return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip; // IPv4-mapped IPv6 → IPv4
 }
 
-export function authenticateHandlers(auth: Authenticator, sessions: ApiSessionManager): Record<string, Handler> {
+/** Set once per flag (extend, key roll) of a certificate session: the header can appear twice (§9.9). */
+export const EXTEND_REQUESTED_HEADER = 'ziti-authenticator-extend-requested';
+
+export function authenticateHandlers(auth: Authenticator, sessions: ApiSessionManager, mfa: MfaManager, internalSecret: string): Record<string, Handler> {
   return {
     async authenticate(ctx) {
       const body = (ctx.body ?? {}) as AuthenticateBody;
-      const session = await auth.authenticate({ method: queryString(ctx, 'method'), ...body, ipAddress: clientIp(ctx) });
+      const method = queryString(ctx, 'method');
+      const { session, state, challenge } = await auth.authenticate({
+        method,
+        ...body,
+        ipAddress: clientIp(ctx),
+        bearerTokens: requestBearerTokens(ctx),
+        ...(method === 'cert' ? { clientCertChain: clientCertChainOf(ctx.req, internalSecret) } : {}),
+      });
+      const flags = [session.isCertExtendRequested, session.isCertKeyRollRequested].filter(Boolean).map(() => 'true');
+      if (flags.length > 0) ctx.res.setHeader(EXTEND_REQUESTED_HEADER, flags);
       const expiry = sessions.expiry(session);
       return {
-        body: dataEnvelope(currentApiSessionDetail(session, expiry)),
+        body: dataEnvelope(currentApiSessionDetail(session, expiry, state)),
         headers: {
           'zt-session': session.token,
           'expiration-seconds': String(expiry.expirationSeconds),
           'expires-at': goTimeString(expiry.expiresAt),
+          ...(challenge ? { 'WWW-Authenticate': challenge } : {}),
         },
       };
+    },
+    async authenticateMfa(ctx) {
+      const p = principalOf(ctx);
+      await mfa.authenticate(p.identityId, p.apiSessionId, (ctx.body as { code: string }).code);
+      return { body: emptyEnvelope() };
     },
   };
 }

@@ -1,26 +1,22 @@
 import { ApiError, dataEnvelope, emptyEnvelope } from '@ziti/errors';
-import type { Handler, HandlerContext, RequestPrincipal } from '@ziti/http-kit';
+import type { Handler } from '@ziti/http-kit';
 import type { ApiSessionManager } from '../domain/api-session-manager.js';
 import type { IdentityManager } from '../domain/identity-manager.js';
+import { principalOf, requestBearerTokens } from './access.js';
 import { currentApiSessionDetail, currentIdentityDetail } from './views.js';
-
-function principalOf(ctx: HandlerContext): RequestPrincipal {
-  if (!ctx.principal) throw ApiError.of('UNAUTHORIZED');
-  return ctx.principal;
-}
 
 /** `/current-api-session` and `/current-identity` (both APIs). */
 export function currentHandlers(sessions: ApiSessionManager, identities: IdentityManager): Record<string, Handler> {
   return {
     async getCurrentAPISession(ctx) {
       const principal = principalOf(ctx);
-      const view = await sessions.current(principal.apiSessionId);
+      const { view, state } = await sessions.current(principal.apiSessionId, requestBearerTokens(ctx));
       // The gateway's resolve may have slid the expiry a moment before the write landed.
       const resolvedActivity = Date.parse(principal.expiresAt) - sessions.timeoutMs;
       if (Number.isFinite(resolvedActivity) && resolvedActivity > view.lastActivityAt.getTime()) {
         view.lastActivityAt = new Date(resolvedActivity);
       }
-      return { body: dataEnvelope(currentApiSessionDetail(view, sessions.expiry(view))) };
+      return { body: dataEnvelope(currentApiSessionDetail(view, sessions.expiry(view), state)) };
     },
     async deleteCurrentApiSession(ctx) {
       await sessions.logout(principalOf(ctx).apiSessionId);

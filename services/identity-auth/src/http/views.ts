@@ -1,12 +1,16 @@
 import { formatTimestamp } from '@ziti/errors';
+import { isDisabled } from '../domain/model.js';
+import type { ExternalJwtSigner } from '../domain/auth-model.js';
+import type { EnrollmentInfo } from '../domain/pki-context.js';
 import type { ApiSessionView, IdentityType, IdentityView } from '../domain/model.js';
+import type { SessionAuthState } from '../domain/session-state.js';
 import type { Expiry } from '../domain/session-time.js';
 
 /** Wire shapes (swagger definitions) of this context's entities. Links are relative (§7.3). */
 
-type Links = Record<string, { href: string }>;
+export type Links = Record<string, { href: string }>;
 
-const link = (href: string) => ({ href });
+export const link = (href: string) => ({ href });
 
 const IDENTITY_SUB_RESOURCES = [
   'edge-router-policies',
@@ -31,7 +35,18 @@ export function entityRef(entity: string, id: string, name: string, links: Links
   return { _links: links, entity, id, name };
 }
 
-const ts = (d: Date | null) => (d ? formatTimestamp(d) : null);
+export const ts = (d: Date | null) => (d ? formatTimestamp(d) : null);
+
+/** `identityEnrollments`: the outstanding enrollment of each method (`{}` when none). */
+export function enrollmentBlock(enrollments: readonly EnrollmentInfo[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const e of enrollments) {
+    const base = { expiresAt: e.expiresAt, id: e.id, jwt: e.jwt, token: e.token };
+    if (e.method === 'ott' || e.method === 'updb') out[e.method] = base;
+    if (e.method === 'ottca' && e.caId) out.ottca = { ...base, ca: entityRef('cas', e.caId, e.caName), caId: e.caId };
+  }
+  return out;
+}
 
 /** `identityDetail`. `links` defaults to the management links of the identity. */
 export function identityDetail(v: IdentityView, links: Links = identityLinks(v.id, v.authPolicyId)) {
@@ -47,11 +62,11 @@ export function identityDetail(v: IdentityView, links: Links = identityLinks(v.i
     createdAt: formatTimestamp(v.createdAt),
     defaultHostingCost: v.defaultHostingCost,
     defaultHostingPrecedence: v.defaultHostingPrecedence,
-    disabled: v.disabled,
+    disabled: isDisabled(v),
     disabledAt: ts(v.disabledAt),
     disabledUntil: ts(v.disabledUntil),
     edgeRouterConnectionStatus: 'offline',
-    enrollment: {},
+    enrollment: enrollmentBlock(v.enrollments ?? []),
     envInfo: v.envInfo,
     externalId: v.externalId,
     hasApiSession: v.hasApiSession,
@@ -60,7 +75,7 @@ export function identityDetail(v: IdentityView, links: Links = identityLinks(v.i
     interfaces: [],
     isAdmin: v.isAdmin,
     isDefaultAdmin: v.isDefaultAdmin,
-    isMfaEnabled: false,
+    isMfaEnabled: v.isMfaEnabled,
     name: v.name,
     permissions: v.permissions,
     roleAttributes: v.roleAttributes,
@@ -79,29 +94,55 @@ export function currentIdentityDetail(v: IdentityView) {
   return identityDetail(v, { self: link('./current-identity'), mfa: link('./current-identity/mfa') });
 }
 
-/** The MFA auth query of a partially authenticated session (§2.4). */
-function authQueries(s: ApiSessionView) {
-  if (!s.isMfaRequired || s.isMfaComplete) return [];
-  return [
-    {
-      typeId: 'MFA',
-      provider: 'ziti',
-      format: 'alphaNumeric',
-      httpMethod: 'POST',
-      httpUrl: './authenticate/mfa',
-      minLength: 4,
-      maxLength: 6,
-      isTotpEnrolled: false,
-    },
-  ];
+/** The MFA auth query of a session whose TOTP is outstanding (§2.4). */
+function mfaQuery(isTotpEnrolled: boolean) {
+  return {
+    typeId: 'MFA',
+    provider: 'ziti',
+    format: 'alphaNumeric',
+    httpMethod: 'POST',
+    httpUrl: './authenticate/mfa',
+    minLength: 4,
+    maxLength: 6,
+    isTotpEnrolled,
+  };
+}
+
+/** The EXT-JWT auth query of a session that still needs a token of its required signer. */
+function extJwtQuery(signer: ExternalJwtSigner | null) {
+  if (!signer) return { typeId: 'EXT-JWT', provider: 'url' };
+  return {
+    typeId: 'EXT-JWT',
+    provider: 'url',
+    id: signer.id,
+    httpUrl: signer.externalAuthUrl ?? '',
+    clientId: signer.clientId ?? '',
+    scopes: signer.scopes,
+  };
+}
+
+/**
+ * What a session still has to prove. With a request's state (the caller's own session) both
+ * factors count; without one (management views) only the stored TOTP flags do.
+ */
+function authQueries(s: ApiSessionView, state?: SessionAuthState) {
+  if (!state) return s.isMfaRequired && !s.isMfaComplete ? [mfaQuery(false)] : [];
+  const out: Record<string, unknown>[] = [];
+  if (state.totpPending) out.push(mfaQuery(state.totpEnrolled));
+  if (state.extJwt && !state.extJwt.ok) out.push(extJwtQuery(state.extJwt.signer));
+  return out;
 }
 
 /** `apiSessionDetail`. `cachedUpdatedAt` is in the spec's required list, so it is emitted too. */
-export function apiSessionDetail(s: ApiSessionView, links: Links = { self: link(`./api-sessions/${s.id}`), sessions: link(`./api-sessions/${s.id}/sessions`) }) {
+export function apiSessionDetail(
+  s: ApiSessionView,
+  links: Links = { self: link(`./api-sessions/${s.id}`), sessions: link(`./api-sessions/${s.id}/sessions`) },
+  state?: SessionAuthState,
+) {
   const lastActivityAt = formatTimestamp(s.lastActivityAt);
   return {
     _links: links,
-    authQueries: authQueries(s),
+    authQueries: authQueries(s, state),
     authenticatorId: s.authenticatorId,
     cachedLastActivityAt: lastActivityAt,
     cachedUpdatedAt: lastActivityAt,
@@ -124,10 +165,10 @@ export function apiSessionDetail(s: ApiSessionView, links: Links = { self: link(
   };
 }
 
-/** `currentApiSessionDetail`: the session seen by its owner, with its expiry. */
-export function currentApiSessionDetail(s: ApiSessionView, expiry: Expiry) {
+/** `currentApiSessionDetail`: the session seen by its owner, with its expiry and what it still has to prove. */
+export function currentApiSessionDetail(s: ApiSessionView, expiry: Expiry, state: SessionAuthState) {
   return {
-    ...apiSessionDetail(s, { self: link('./current-api-session') }),
+    ...apiSessionDetail(s, { self: link('./current-api-session') }, state),
     expirationSeconds: expiry.expirationSeconds,
     expiresAt: formatTimestamp(expiry.expiresAt),
   };

@@ -1,8 +1,9 @@
+import { ApiError } from '@ziti/errors';
 import type { Pool } from 'pg';
 import type { ApiSession, ApiSessionView, ApiSessionWithIdentity, ListRequest, Page } from '../domain/model.js';
 import type { ApiSessionRepository, DeletedSession } from '../domain/ports.js';
 import { Prisma } from '../generated/prisma/client.js';
-import { type Db, json } from './db.js';
+import { type Db, json, mapped } from './db.js';
 import { inIdOrder, listIds } from './list-query.js';
 import { API_SESSION_QUERY } from './query-schemas.js';
 
@@ -29,9 +30,22 @@ const IDENTITY_FACTS = {
       typeId: true,
       disabled: true,
       disabledUntil: true,
+      externalId: true,
+      authPolicy: { select: { secondaryRequireTotp: true, secondaryRequiredExtJwtSigner: true } },
     },
   },
 } as const satisfies Prisma.ApiSessionInclude;
+
+type FactsRow = Prisma.ApiSessionGetPayload<{ include: typeof IDENTITY_FACTS }>;
+
+function toWithIdentity(r: FactsRow): ApiSessionWithIdentity {
+  const { authPolicy, ...identity } = r.identity;
+  return {
+    ...toSession(r),
+    identity: { ...identity, permissions: identity.permissions ?? [] },
+    secondary: { requireTotp: authPolicy.secondaryRequireTotp, requiredExtJwtSigner: authPolicy.secondaryRequiredExtJwtSigner },
+  };
+}
 
 function toSession(r: Row): ApiSession {
   return {
@@ -43,6 +57,7 @@ function toSession(r: Row): ApiSession {
     configTypes: r.configTypes ?? [],
     isMfaRequired: r.isMfaRequired,
     isMfaComplete: r.isMfaComplete,
+    mfaCompletedAt: r.mfaCompletedAt,
     isCertExtendable: r.isCertExtendable,
     isCertExtendRequested: r.isCertExtendRequested,
     isCertKeyRollRequested: r.isCertKeyRollRequested,
@@ -65,8 +80,11 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
     private readonly pool: Pool,
   ) {}
 
+  /** A session of an identity deleted in the meantime: the login fails (401 INVALID_AUTH). */
   async create(s: ApiSession): Promise<void> {
-    await this.db.apiSession.create({ data: { ...s, tags: s.tags as Prisma.InputJsonObject } });
+    await mapped(() => this.db.apiSession.create({ data: { ...s, tags: s.tags as Prisma.InputJsonObject } }), undefined, {
+      api_sessions_identity_id_fkey: () => ApiError.of('INVALID_AUTH'),
+    });
   }
 
   async findById(id: string): Promise<ApiSession | null> {
@@ -81,8 +99,25 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
 
   async findByTokenWithIdentity(token: string): Promise<ApiSessionWithIdentity | null> {
     const r = await this.db.apiSession.findUnique({ where: { token }, include: IDENTITY_FACTS });
-    if (!r) return null;
-    return { ...toSession(r), identity: { ...r.identity, permissions: r.identity.permissions ?? [] } };
+    return r ? toWithIdentity(r) : null;
+  }
+
+  async findByIdWithIdentity(id: string): Promise<ApiSessionWithIdentity | null> {
+    const r = await this.db.apiSession.findUnique({ where: { id }, include: IDENTITY_FACTS });
+    return r ? toWithIdentity(r) : null;
+  }
+
+  async completeMfa(id: string): Promise<string | null> {
+    const rows = await this.db.$queryRaw<{ token: string }[]>`
+      UPDATE "api_sessions" SET "is_mfa_required" = true, "is_mfa_complete" = true, "mfa_completed_at" = now(), "updated_at" = now()
+      WHERE "id" = ${id} RETURNING "token"`;
+    return rows[0]?.token ?? null;
+  }
+
+  async tokensOfAuthPolicy(authPolicyId: string): Promise<string[]> {
+    const rows = await this.db.$queryRaw<{ token: string }[]>`
+      SELECT s."token" FROM "api_sessions" s JOIN "identities" i ON i."id" = s."identity_id" WHERE i."auth_policy_id" = ${authPolicyId}`;
+    return rows.map((r) => r.token);
   }
 
   async list(req: ListRequest): Promise<Page<ApiSessionView>> {

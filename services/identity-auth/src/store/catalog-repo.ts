@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
-import type { AuthPolicy, IdentityType, ListRequest, Page } from '../domain/model.js';
-import type { AuthPolicyRepository, IdentityTypeRepository } from '../domain/ports.js';
+import type { IdentityType, ListRequest, Page } from '../domain/model.js';
+import type { IdentityTypeRepository } from '../domain/ports.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { type Db, json } from './db.js';
 import { inIdOrder, listIds } from './list-query.js';
@@ -29,22 +29,5 @@ export class PrismaIdentityTypeRepository implements IdentityTypeRepository {
     const page = await listIds(this.pool, IDENTITY_TYPE_QUERY, req);
     const rows = page.ids.length > 0 ? await this.db.identityType.findMany({ where: { id: { in: page.ids } } }) : [];
     return { ...page, items: inIdOrder(page.ids, rows).map(toIdentityType) };
-  }
-}
-
-export class PrismaAuthPolicyRepository implements AuthPolicyRepository {
-  constructor(private readonly db: Db) {}
-
-  async findById(id: string): Promise<AuthPolicy | null> {
-    const r = await this.db.authPolicy.findUnique({ where: { id } });
-    if (!r) return null;
-    return {
-      id: r.id,
-      name: r.name,
-      primaryUpdbAllowed: r.primaryUpdbAllowed,
-      primaryUpdbMaxAttempts: r.primaryUpdbMaxAttempts,
-      primaryUpdbLockoutDurationMinutes: r.primaryUpdbLockoutDurationMins,
-      secondaryRequireTotp: r.secondaryRequireTotp,
-    };
   }
 }

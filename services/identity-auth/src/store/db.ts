@@ -39,15 +39,39 @@ const UNIQUE_FIELDS: [RegExp, string][] = [
   [/name/, 'name'],
 ];
 
+interface DbErrorShape {
+  code?: string;
+  meta?: { driverAdapterError?: { cause?: { originalCode?: string; constraint?: { index?: string } } } } & Record<string, unknown>;
+  message?: string;
+  cause?: { code?: string; constraint?: string };
+}
+
+/** The SQLSTATE of a database error (through Prisma's driver adapter or raw pg), if any. */
+export function sqlState(err: unknown): string | undefined {
+  const e = err as DbErrorShape;
+  if (e?.code === 'P2002') return '23505';
+  if (e?.code === 'P2003') return '23503';
+  return e?.meta?.driverAdapterError?.cause?.originalCode ?? (e?.code && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : e?.cause?.code);
+}
+
+/** The name of the violated constraint or index, if the error says. */
+export function violatedConstraint(err: unknown): string | undefined {
+  const e = err as DbErrorShape & { constraint?: string };
+  return e?.meta?.driverAdapterError?.cause?.constraint?.index ?? e?.constraint ?? e?.cause?.constraint;
+}
+
 /**
- * Maps a database error to the API's: a unique violation becomes the field error
- * `<field> must be unique` (400 COULD_NOT_VALIDATE), as the controller's unique indexes do.
+ * Maps a database error to the API's: a violation of a constraint named in `byConstraint` becomes
+ * that error; any other unique violation becomes the field error `<field> must be unique`
+ * (400 COULD_NOT_VALIDATE), as the controller's unique indexes do.
  */
-export function mapDbError(err: unknown, value?: (field: string) => unknown): unknown {
-  const e = err as { code?: string; meta?: unknown; message?: string; cause?: { code?: string } };
-  const unique = e?.code === 'P2002' || e?.code === '23505' || e?.cause?.code === '23505';
-  if (!unique) return err;
-  const text = `${JSON.stringify(e.meta ?? {})} ${e.message ?? ''}`;
+export function mapDbError(err: unknown, value?: (field: string) => unknown, byConstraint: Record<string, () => ApiError> = {}): unknown {
+  const state = sqlState(err);
+  const constraint = violatedConstraint(err);
+  if (constraint && byConstraint[constraint] && (state === '23505' || state === '23503')) return byConstraint[constraint]!();
+  if (state !== '23505') return err;
+  const e = err as DbErrorShape;
+  const text = `${constraint ?? ''} ${JSON.stringify(e.meta ?? {})} ${e.message ?? ''}`;
   for (const [re, field] of UNIQUE_FIELDS) {
     if (re.test(text)) return ApiError.field(field, `${field} must be unique`, value?.(field));
   }
@@ -55,11 +79,11 @@ export function mapDbError(err: unknown, value?: (field: string) => unknown): un
 }
 
 /** Runs `fn`, rethrowing database errors mapped by `mapDbError`. */
-export async function mapped<T>(fn: () => Promise<T>, value?: (field: string) => unknown): Promise<T> {
+export async function mapped<T>(fn: () => Promise<T>, value?: (field: string) => unknown, byConstraint?: Record<string, () => ApiError>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    throw mapDbError(err, value);
+    throw mapDbError(err, value, byConstraint);
   }
 }
 

@@ -4,7 +4,8 @@ import type { IdentityRepository, NewIdentity } from '../domain/ports.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { type Db, json, mapped } from './db.js';
 import { type ExtraCondition, inIdOrder, listIds } from './list-query.js';
-import { IDENTITY_QUERY } from './query-schemas.js';
+import { IDENTITY_QUERY, ROLE_ATTRIBUTE_QUERY } from './query-schemas.js';
+import { compileListQuery, filterableFields } from '@ziti/http-kit';
 
 type IdentityRow = Prisma.IdentityGetPayload<object>;
 
@@ -12,6 +13,7 @@ const VIEW_INCLUDE = {
   type: { select: { name: true } },
   authPolicy: { select: { name: true } },
   authenticators: { select: { id: true, method: true, username: true, fingerprint: true }, orderBy: { createdAt: 'asc' } },
+  mfa: { select: { isVerified: true } },
   _count: { select: { apiSessions: true } },
 } as const satisfies Prisma.IdentityInclude;
 
@@ -53,6 +55,7 @@ function toView(r: ViewRow): IdentityView {
     typeName: r.type.name,
     authPolicyName: r.authPolicy.name,
     hasApiSession: r._count.apiSessions > 0,
+    isMfaEnabled: r.mfa?.isVerified === true,
     updb: updb ? { id: updb.id, username: updb.username ?? '' } : null,
     cert: cert ? { id: cert.id, fingerprint: cert.fingerprint ?? '' } : null,
   };
@@ -108,6 +111,15 @@ export class PrismaIdentityRepository implements IdentityRepository {
     return locked.length > 0 ? this.findById(id) : null;
   }
 
+  async findByExternalId(externalId: string): Promise<Identity | null> {
+    const r = await this.db.identity.findUnique({ where: { externalId } });
+    return r ? toIdentity(r) : null;
+  }
+
+  async nameTaken(name: string): Promise<boolean> {
+    return (await this.db.identity.count({ where: { name } })) > 0;
+  }
+
   async view(id: string): Promise<IdentityView | null> {
     const r = await this.db.identity.findUnique({ where: { id }, include: VIEW_INCLUDE });
     return r ? toView(r) : null;
@@ -126,11 +138,12 @@ export class PrismaIdentityRepository implements IdentityRepository {
     );
   }
 
-  async update(id: string, fields: IdentityFields): Promise<void> {
-    await mapped(
+  async update(id: string, fields: IdentityFields): Promise<Identity> {
+    const r = await mapped(
       () => this.db.identity.update({ where: { id }, data: { ...data(fields), updatedAt: new Date() } }),
       (f) => (f === 'externalId' ? fields.externalId : fields.name),
     );
+    return toIdentity(r);
   }
 
   async updateInfo(id: string, info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> }): Promise<void> {
@@ -143,9 +156,27 @@ export class PrismaIdentityRepository implements IdentityRepository {
     });
   }
 
-  async disable(id: string, until: Date | null): Promise<void> {
+  async disable(id: string, until: Date | null): Promise<Identity> {
     const now = new Date();
-    await this.db.identity.update({ where: { id }, data: { disabled: true, disabledAt: now, disabledUntil: until, updatedAt: now } });
+    const r = await this.db.identity.update({ where: { id }, data: { disabled: true, disabledAt: now, disabledUntil: until, updatedAt: now } });
+    return toIdentity(r);
+  }
+
+  async enable(id: string): Promise<Identity> {
+    const r = await this.db.identity.update({ where: { id }, data: { disabled: false, disabledAt: null, disabledUntil: null, updatedAt: new Date() } });
+    return toIdentity(r);
+  }
+
+  async enableExpired(now: Date, max: number): Promise<Identity[]> {
+    const ids = await this.db.$queryRaw<{ id: string }[]>`
+      UPDATE "identities" SET "disabled" = false, "disabled_at" = NULL, "disabled_until" = NULL, "updated_at" = ${now}
+      WHERE "id" IN (
+        SELECT "id" FROM "identities" WHERE "disabled" AND "disabled_until" IS NOT NULL AND "disabled_until" <= ${now}
+        LIMIT ${max} FOR UPDATE SKIP LOCKED)
+      RETURNING "id"`;
+    if (ids.length === 0) return [];
+    const rows = await this.db.identity.findMany({ where: { id: { in: ids.map((r) => r.id) } } });
+    return rows.map(toIdentity);
   }
 
   async delete(id: string): Promise<void> {
@@ -155,5 +186,39 @@ export class PrismaIdentityRepository implements IdentityRepository {
   async findDefaultAdmin(): Promise<Identity | null> {
     const r = await this.db.identity.findFirst({ where: { isDefaultAdmin: true }, orderBy: { createdAt: 'asc' } });
     return r ? toIdentity(r) : null;
+  }
+
+  async idsWithAuthPolicy(authPolicyId: string, max: number): Promise<string[]> {
+    const rows = await this.db.identity.findMany({ where: { authPolicyId }, select: { id: true }, take: max, orderBy: { id: 'asc' } });
+    return rows.map((r) => r.id);
+  }
+
+  async listRoleAttributes(req: ListRequest, extra: string[] = []): Promise<Page<string>> {
+    const q = compileListQuery(req, ROLE_ATTRIBUTE_QUERY, { alias: 'e', paramOffset: 1 });
+    const from = `FROM ${ROLE_ATTRIBUTE_QUERY.table} AS "e" WHERE ${q.where}`;
+    const paging = `${q.limit !== null ? `LIMIT ${q.limit}` : ''} ${q.offset > 0 ? `OFFSET ${q.offset}` : ''}`;
+    const params = [extra, ...q.params];
+    const [rows, count] = await Promise.all([
+      this.pool.query<{ id: string }>(`SELECT "e"."id" AS id ${from} ORDER BY ${q.orderBy} ${paging}`, params),
+      this.pool.query<{ n: string }>(`SELECT count(*) AS n ${from}`, params),
+    ]);
+    return {
+      items: rows.rows.map((r) => r.id),
+      totalCount: Number(count.rows[0]?.n ?? 0),
+      limit: q.pagination.limit,
+      offset: q.pagination.offset,
+      filterableFields: filterableFields(ROLE_ATTRIBUTE_QUERY),
+    };
+  }
+
+  async idsByRoleAttribute(attributes: string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>(attributes.map((a) => [a, []]));
+    if (attributes.length === 0) return out;
+    const rows = await this.pool.query<{ attr: string; id: string }>(
+      `SELECT a AS attr, "id" FROM "identities", unnest("role_attributes") AS a WHERE a = ANY($1::text[]) ORDER BY "id"`,
+      [attributes],
+    );
+    for (const r of rows.rows) out.get(r.attr)?.push(r.id);
+    return out;
   }
 }

@@ -72,3 +72,61 @@ export const IDENTITY_TYPE_QUERY: EntityQuerySchema = {
     name: col('string', 'name'),
   },
 };
+
+const noSystem = (): QuerySymbol => ({ kind: 'scalar', type: 'bool', sql: () => 'FALSE' });
+
+export const AUTH_POLICY_QUERY: EntityQuerySchema = {
+  entity: 'authPolicies',
+  table: '"auth_policies"',
+  symbols: { ...base(), isSystem: col('bool', 'is_system'), name: col('string', 'name') },
+};
+
+export const AUTHENTICATOR_QUERY: EntityQuerySchema = {
+  entity: 'authenticators',
+  table: '"authenticators"',
+  symbols: {
+    ...base(),
+    isSystem: noSystem(),
+    identity: col('string', 'identity_id'),
+    method: col('string', 'method'),
+    username: col('string', 'username'),
+    certFingerprint: col('string', 'fingerprint'),
+    isIssuedByNetwork: col('bool', 'is_issued_by_network'),
+  },
+};
+
+export const SIGNER_QUERY: EntityQuerySchema = {
+  entity: 'externalJwtSigners',
+  table: '"external_jwt_signers"',
+  symbols: {
+    ...base(),
+    isSystem: noSystem(),
+    name: col('string', 'name'),
+    fingerprint: col('string', 'fingerprint'),
+    kid: col('string', 'kid'),
+    issuer: col('string', 'issuer'),
+    certPem: col('string', 'cert_pem'),
+    commonName: col('string', 'common_name'),
+    notAfter: col('datetime', 'not_after'),
+    notBefore: col('datetime', 'not_before'),
+    enabled: col('bool', 'enabled'),
+    claimsProperty: col('string', 'claims_property'),
+    useExternalId: col('bool', 'use_external_id'),
+    audience: col('string', 'audience'),
+    clientId: col('string', 'client_id'),
+    targetToken: col('string', 'target_token'),
+    externalAuthUrl: col('string', 'external_auth_url'),
+    jwksEndpoint: col('string', 'jwks_endpoint'),
+  },
+};
+
+/**
+ * Role attributes as a list of their own (§4.1 exception): the symbol `id` is the attribute. The
+ * table is the distinct attributes of identities plus the text[] bound as `$1` (attributes only
+ * policies reference, for the usage list).
+ */
+export const ROLE_ATTRIBUTE_QUERY: EntityQuerySchema = {
+  entity: 'roleAttributes',
+  table: '(SELECT unnest("role_attributes") AS "id" FROM "identities" UNION SELECT unnest($1::text[]) AS "id")',
+  symbols: { id: col('string', 'id') },
+};

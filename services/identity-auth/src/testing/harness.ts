@@ -96,9 +96,9 @@ export class Harness {
   }
 
   /** `ResolveApiSession` through a real grpc-js client. */
-  resolve(token: string): Promise<ResolveApiSessionResponse> {
+  resolve(token: string, bearerTokens: string[] = []): Promise<ResolveApiSessionResponse> {
     this.grpc ??= new IdentityAuthServiceClient(this.service.grpcAddress, credentials.createInsecure());
-    return new Promise((resolve, reject) => this.grpc!.resolveApiSession({ token }, (err, res) => (err ? reject(err) : resolve(res))));
+    return new Promise((resolve, reject) => this.grpc!.resolveApiSession({ token, bearerTokens }, (err, res) => (err ? reject(err) : resolve(res))));
   }
 
   /** Calls the service's HTTP app as the gateway would (principal signed with the internal secret). */
@@ -132,6 +132,17 @@ export class Harness {
   async principal(token: string): Promise<RequestPrincipal> {
     const res = await this.resolve(token);
     return res.principal as RequestPrincipal;
+  }
+
+  /** Creates an identity (admin call) with an updb authenticator; returns its id and credentials. */
+  async createUser(admin: RequestPrincipal, body: Record<string, unknown> = {}, password = 'Str0ng!Passw0rd'): Promise<{ id: string; username: string; password: string }> {
+    const name = `user-${Math.random().toString(36).slice(2, 10)}`;
+    const created = await this.call('POST', `${M}/identities`, { principal: admin, body: { name, type: 'User', isAdmin: false, ...body } });
+    if (created.status !== 201) throw new Error(`identity create failed: ${created.status} ${created.text}`);
+    const id = created.body.data.id as string;
+    const auth = await this.call('POST', `${M}/authenticators`, { principal: admin, body: { method: 'updb', identityId: id, username: name, password } });
+    if (auth.status !== 201) throw new Error(`authenticator create failed: ${auth.status} ${auth.text}`);
+    return { id, username: name, password };
   }
 
   /** Waits until the outbox relay delivered everything committed so far. */

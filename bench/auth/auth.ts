@@ -1,0 +1,188 @@
+/**
+ * `npm run bench:auth`: password-authentication throughput and latency through the gateway, next
+ * to the raw Argon2id verify rate of this machine measured in the same run.
+ *
+ * It starts a whole controller (embedded PostgreSQL, in-process bus and cache by default; the real
+ * servers when DATABASE_URL, NATS_URL and REDIS_URL are set, in a fresh database and isolated
+ * stream / key prefix), creates one user with a password, then:
+ *   1. raw: `verifyPassword` (the service's own Argon2id check: t=1, m=3 MiB, p=4) at concurrency 16;
+ *   2. gateway: `POST /edge/client/v1/authenticate?method=password` over HTTPS (keep-alive) at
+ *      concurrency 16, after a warm-up, from a worker thread (the client's TLS and JSON work stays
+ *      off the controller's event loop, as a remote client's would);
+ *   3. raw again; the raw rate is the mean of 1 and 3.
+ * and prints logins/s, p50/p99 latency and the ratio gateway/raw (goal ≥ 0.8).
+ *
+ * BENCH_SECONDS (default 10) is the length of each measured phase; BENCH_CONCURRENCY (default 16).
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { startController } from '@ziti/controller';
+import { hashPassword, verifyPassword } from '@ziti/identity-auth/dist/domain/password.js';
+import { createTestDatabase } from '@ziti/test-kit';
+
+const SECONDS = Number(process.env.BENCH_SECONDS || 10);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 16);
+const WARMUP_MS = 2000;
+const GOAL = 0.8;
+
+interface Phase {
+  count: number;
+  errors: number;
+  seconds: number;
+  latenciesMs: number[];
+}
+
+/** Runs `op` in `concurrency` loops for `ms`; counts successes and records their latencies. */
+async function run(ms: number, concurrency: number, op: () => Promise<boolean>): Promise<Phase> {
+  const latenciesMs: number[] = [];
+  let errors = 0;
+  const start = performance.now();
+  const end = start + ms;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const ok = await op().catch(() => false);
+        if (ok) latenciesMs.push(performance.now() - t0);
+        else errors++;
+      }
+    }),
+  );
+  return { count: latenciesMs.length, errors, seconds: (performance.now() - start) / 1000, latenciesMs };
+}
+
+const rate = (p: Phase) => p.count / p.seconds;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function request(agent: https.Agent, url: URL, method: string, body: unknown, token?: string): Promise<{ status: number; json: any }> {
+  const payload = Buffer.from(JSON.stringify(body ?? {}));
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      url,
+      { method, agent, headers: { 'content-type': 'application/json', 'content-length': payload.length, ...(token ? { 'zt-session': token } : {}) } },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(parts).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = text;
+          }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function main(): Promise<void> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ziti-bench-'));
+  await chmod(dataDir, 0o755); // as root, the embedded PostgreSQL runs as its own user and must reach its directory
+  const real = !!(process.env.DATABASE_URL && process.env.NATS_URL && process.env.REDIS_URL);
+  const db = real ? await createTestDatabase(process.env.DATABASE_URL!, 'bench') : undefined;
+  const suffix = randomBytes(4).toString('hex');
+  const adminPassword = `Bench!${randomBytes(12).toString('base64url')}1`;
+  const ctl = await startController({
+    dataDir,
+    databaseUrl: db?.url,
+    natsUrl: real ? process.env.NATS_URL : undefined,
+    redisUrl: real ? process.env.REDIS_URL : undefined,
+    natsStream: real ? `ZITI_BENCH_${suffix}` : undefined,
+    natsSubjectPrefix: real ? `bench.${suffix}` : undefined,
+    cacheKeyPrefix: real ? `bench:${suffix}:` : undefined,
+    listenHost: '127.0.0.1',
+    port: 0,
+    servicePorts: 'ephemeral',
+    adminPassword,
+    log: () => undefined,
+  });
+  const agent = new https.Agent({ ca: ctl.caCertPem, keepAlive: true, maxSockets: CONCURRENCY });
+  const at = (p: string) => new URL(p, ctl.url);
+  try {
+    const admin = await request(agent, at('/edge/management/v1/authenticate?method=password'), 'POST', { username: ctl.adminUsername, password: adminPassword });
+    if (admin.status !== 200) throw new Error(`admin login failed: ${admin.status} ${JSON.stringify(admin.json)}`);
+    const token = admin.json.data.token as string;
+    const username = `bench-${suffix}`;
+    const password = `Bench!${randomBytes(9).toString('base64url')}2`;
+    const identity = await request(agent, at('/edge/management/v1/identities'), 'POST', { name: username, type: 'User', isAdmin: false }, token);
+    if (identity.status !== 201) throw new Error(`identity create failed: ${identity.status}`);
+    const authn = await request(agent, at('/edge/management/v1/authenticators'), 'POST', { method: 'updb', identityId: identity.json.data.id, username, password }, token);
+    if (authn.status !== 201) throw new Error(`authenticator create failed: ${authn.status}`);
+
+    const stored = await hashPassword(password);
+    const rawOp = async () => verifyPassword(password, stored);
+
+    console.log(`auth benchmark: ${CONCURRENCY} concurrent, ${SECONDS} s per phase, ${os.cpus().length} CPU(s), ${real ? 'real PostgreSQL/NATS/Redis' : 'embedded PostgreSQL, in-process bus and cache'}`);
+    const raw1 = await run(SECONDS * 1000, CONCURRENCY, rawOp);
+    const gw = await loadFromWorker({ url: ctl.url, ca: ctl.caCertPem, username, password });
+    const raw2 = await run(SECONDS * 1000, CONCURRENCY, rawOp);
+
+    const rawRate = (rate(raw1) + rate(raw2)) / 2;
+    const sorted = [...gw.latenciesMs].sort((a, b) => a - b);
+    const ratio = rate(gw) / rawRate;
+    const f = (n: number, d = 1) => n.toFixed(d);
+    console.log(`raw Argon2id verify:       ${f(rawRate)} /s (phases ${f(rate(raw1))} and ${f(rate(raw2))})`);
+    console.log(`gateway password logins:   ${f(rate(gw))} /s (${gw.count} ok, ${gw.errors} failed)`);
+    console.log(`gateway login latency:     p50 ${f(percentile(sorted, 50))} ms, p99 ${f(percentile(sorted, 99))} ms`);
+    console.log(`ratio gateway / raw:       ${f(ratio, 2)} (goal >= ${GOAL}: ${ratio >= GOAL ? 'met' : 'NOT met'})`);
+    if (gw.errors > 0) process.exitCode = 1;
+  } finally {
+    agent.destroy();
+    await ctl.stop();
+    await db?.drop().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+interface LoadJob {
+  url: string;
+  ca: string;
+  username: string;
+  password: string;
+}
+
+/** Runs the login load (warm-up, then the measured phase) in a worker thread; resolves its phase. */
+function loadFromWorker(job: LoadJob): Promise<Phase> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(__filename, { workerData: job });
+    worker.once('message', (phase: Phase) => resolve(phase));
+    worker.once('error', reject);
+    worker.once('exit', (code) => code !== 0 && reject(new Error(`load worker exited with ${code}`)));
+  });
+}
+
+async function loadWorker(job: LoadJob): Promise<void> {
+  const agent = new https.Agent({ ca: job.ca, keepAlive: true, maxSockets: CONCURRENCY });
+  const url = new URL('/edge/client/v1/authenticate?method=password', job.url);
+  const login = async () => (await request(agent, url, 'POST', { username: job.username, password: job.password })).status === 200;
+  await run(WARMUP_MS, CONCURRENCY, login);
+  const phase = await run(SECONDS * 1000, CONCURRENCY, login);
+  agent.destroy();
+  parentPort!.postMessage(phase);
+}
+
+if (isMainThread) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else {
+  loadWorker(workerData as LoadJob).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,74 @@
+import { ApiError } from '@ziti/errors';
+import { shortId } from '@ziti/http-kit';
+import type { ExternalJwtSigner, ExternalJwtSignerFields } from '../auth-model.js';
+import { referencedError } from '../auth-policy-manager.js';
+import type { ListRequest, Page } from '../model.js';
+import type { Transaction, UnitOfWork } from '../ports.js';
+import { type SignerInput, checkSigner, fullSigner, patchedSigner } from './signer-rules.js';
+
+/** Management of external JWT signers; the anonymous client list shows the enabled ones. */
+export class SignerManager {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  list(req: ListRequest, enabledOnly = false): Promise<Page<ExternalJwtSigner>> {
+    return this.uow.repos.signers.list(req, enabledOnly);
+  }
+
+  async detail(id: string): Promise<ExternalJwtSigner> {
+    const s = await this.uow.repos.signers.findById(id);
+    if (!s) throw ApiError.notFound();
+    return s;
+  }
+
+  async create(input: SignerInput): Promise<string> {
+    const fields = fullSigner(input);
+    const cert = checkSigner(fields);
+    const id = shortId();
+    await this.uow.run(async (tx) => {
+      await checkPolicyRef(tx, fields);
+      await tx.signers.create(id, fields, cert);
+    });
+    return id;
+  }
+
+  update(id: string, input: SignerInput): Promise<void> {
+    return this.change(id, () => fullSigner(input));
+  }
+
+  patch(id: string, input: SignerInput): Promise<void> {
+    return this.change(id, (current) => patchedSigner(current, input));
+  }
+
+  /** A signer named by an auth policy (allowed or required) is referenced: 409. */
+  async delete(id: string): Promise<void> {
+    await this.uow.run(async (tx) => {
+      await tx.lock('external-jwt-signers');
+      if (!(await tx.signers.findById(id))) throw ApiError.notFound();
+      const policies = await tx.authPolicies.idsReferencingSigner(id);
+      if (policies.length > 0) throw referencedError('externalJwtSigners', 'authPolicies', 'authPolicies', policies);
+      await tx.signers.delete(id);
+    });
+  }
+
+  /**
+   * Principals of sessions that need this signer as second factor are never cached (they depend on
+   * each request's bearer token), so a change takes effect on the very next request.
+   */
+  private async change(id: string, next: (current: ExternalJwtSignerFields) => ExternalJwtSignerFields): Promise<void> {
+    await this.uow.run(async (tx) => {
+      await tx.lock('external-jwt-signers');
+      const current = await tx.signers.findById(id);
+      if (!current) throw ApiError.notFound();
+      const fields = next(current);
+      const cert = checkSigner(fields);
+      await checkPolicyRef(tx, fields);
+      await tx.signers.update(id, fields, cert);
+    });
+  }
+}
+
+async function checkPolicyRef(tx: Transaction, f: ExternalJwtSignerFields): Promise<void> {
+  if (f.enrollAuthPolicyId && !(await tx.authPolicies.findById(f.enrollAuthPolicyId))) {
+    throw ApiError.field('enrollAuthPolicyId', 'no auth policy found with the given id', f.enrollAuthPolicyId);
+  }
+}

@@ -1,0 +1,161 @@
+import { timingSafeEqual } from 'node:crypto';
+import { ApiError } from '@ziti/errors';
+import { shortId } from '@ziti/http-kit';
+import type { Mfa } from '../auth-model.js';
+import type { PrincipalCache, StoredMfa, Transaction, UnitOfWork } from '../ports.js';
+import type { SecretBox } from './secret-box.js';
+import { newRecoveryCodes, newTotpSecret, verifyTotp } from './totp.js';
+
+const invalidToken = () => ApiError.of('MFA_INVALID_TOKEN');
+
+function sameCode(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** TOTP MFA of an identity (§6.8): enrollment, verification, recovery codes, removal, second factor. */
+export class MfaManager {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly box: SecretBox,
+    private readonly cache: PrincipalCache,
+  ) {}
+
+  private open(s: StoredMfa): Mfa {
+    return {
+      id: s.id,
+      identityId: s.identityId,
+      isVerified: s.isVerified,
+      secret: this.box.open(s.secret, s.identityId),
+      recoveryCodes: JSON.parse(this.box.open(s.recoveryCodes, s.identityId)) as string[],
+      tags: s.tags,
+      createdAt: s.createdAt,
+      updatedAt: s.updatedAt,
+    };
+  }
+
+  private sealCodes(identityId: string, codes: string[]): string {
+    return this.box.seal(JSON.stringify(codes), identityId);
+  }
+
+  /** The enrollment, or 404 before one exists. */
+  async detail(identityId: string): Promise<Mfa> {
+    const s = await this.uow.repos.mfas.findByIdentity(identityId);
+    if (!s) throw ApiError.notFound();
+    return this.open(s);
+  }
+
+  /** Whether the identity has a verified enrollment. */
+  async isVerified(identityId: string): Promise<boolean> {
+    return (await this.uow.repos.mfas.findByIdentity(identityId))?.isVerified === true;
+  }
+
+  /** Starts an enrollment: a fresh secret and 20 recovery codes; 409 MFA_EXISTS when one exists. */
+  async enroll(identityId: string): Promise<string> {
+    const id = shortId();
+    await this.uow.run(async (tx) => {
+      if (await tx.mfas.findByIdentityForUpdate(identityId)) throw ApiError.of('MFA_EXISTS');
+      await tx.mfas.create({
+        id,
+        identityId,
+        isVerified: false,
+        secret: this.box.seal(newTotpSecret(), identityId),
+        recoveryCodes: this.sealCodes(identityId, newRecoveryCodes()),
+        tags: {},
+      });
+    });
+    return id;
+  }
+
+  /** The unverified enrollment (QR code, provisioning URL); 404 when none or already verified. */
+  async unverified(identityId: string): Promise<Mfa> {
+    const mfa = await this.detail(identityId);
+    if (mfa.isVerified) throw ApiError.notFound();
+    return mfa;
+  }
+
+  /** Completes enrollment with a TOTP code (recovery codes do not count) and completes the calling session. */
+  async verify(identityId: string, apiSessionId: string, code: string): Promise<void> {
+    const token = await this.uow.run(async (tx) => {
+      const mfa = await this.locked(tx, identityId);
+      if (mfa.isVerified) throw ApiError.notFound();
+      if (!verifyTotp(mfa.secret, code)) throw invalidToken();
+      await tx.mfas.update(mfa.id, { isVerified: true });
+      return this.completeSession(tx, apiSessionId, identityId);
+    });
+    await this.cache.drop(token ? [token] : []);
+  }
+
+  /** The recovery codes, shown for a current TOTP code only. */
+  async recoveryCodes(identityId: string, code: string): Promise<Mfa> {
+    const mfa = await this.detail(identityId);
+    if (!mfa.isVerified) throw ApiError.notFound();
+    if (!code || !verifyTotp(mfa.secret, code)) throw invalidToken();
+    return mfa;
+  }
+
+  /** New recovery codes, for a TOTP or an unused recovery code. */
+  async regenerateRecoveryCodes(identityId: string, code: string): Promise<void> {
+    await this.uow.run(async (tx) => {
+      const mfa = await this.locked(tx, identityId);
+      if (!mfa.isVerified) throw ApiError.notFound();
+      if (!this.check(mfa, code)) throw invalidToken();
+      await tx.mfas.update(mfa.id, { recoveryCodes: this.sealCodes(identityId, newRecoveryCodes()) });
+    });
+  }
+
+  /** The identity removes its enrollment; a verified one needs a TOTP or recovery code. */
+  async removeOwn(identityId: string, code: string): Promise<void> {
+    await this.uow.run(async (tx) => {
+      const mfa = await this.locked(tx, identityId);
+      if (mfa.isVerified && !this.check(mfa, code)) throw invalidToken();
+      await tx.mfas.deleteByIdentity(identityId);
+    });
+  }
+
+  /** An administrator removes any enrollment (none is not an error). */
+  async removeAny(tx: Transaction, identityId: string): Promise<void> {
+    await tx.mfas.deleteByIdentity(identityId);
+  }
+
+  /**
+   * `POST /authenticate/mfa`: a TOTP or an unused recovery code (consumed) completes the session.
+   * 409 MFA_NOT_ENROLLED without a verified enrollment, 400 MFA_INVALID_TOKEN for a bad code.
+   */
+  async authenticate(identityId: string, apiSessionId: string, code: string): Promise<void> {
+    const token = await this.uow.run(async (tx) => {
+      const stored = await tx.mfas.findByIdentityForUpdate(identityId);
+      if (!stored || !stored.isVerified) throw ApiError.of('MFA_NOT_ENROLLED');
+      const mfa = this.open(stored);
+      if (!code) throw invalidToken();
+      const used = mfa.recoveryCodes.findIndex((c) => sameCode(c, code));
+      if (used >= 0) {
+        const rest = mfa.recoveryCodes.filter((_, i) => i !== used);
+        await tx.mfas.update(mfa.id, { recoveryCodes: this.sealCodes(identityId, rest) });
+      } else if (!verifyTotp(mfa.secret, code)) {
+        throw invalidToken();
+      }
+      return this.completeSession(tx, apiSessionId, identityId);
+    });
+    await this.cache.drop(token ? [token] : []);
+  }
+
+  /** A TOTP or a recovery code (callers replace or delete the codes afterwards, so none stays usable). */
+  private check(mfa: Mfa, code: string): boolean {
+    if (!code) return false;
+    return mfa.recoveryCodes.some((c) => sameCode(c, code)) || verifyTotp(mfa.secret, code);
+  }
+
+  private async locked(tx: Transaction, identityId: string): Promise<Mfa> {
+    const s = await tx.mfas.findByIdentityForUpdate(identityId);
+    if (!s) throw ApiError.notFound();
+    return this.open(s);
+  }
+
+  private async completeSession(tx: Transaction, apiSessionId: string, identityId: string): Promise<string | null> {
+    const token = await tx.apiSessions.completeMfa(apiSessionId);
+    if (token) await tx.emit({ type: 'api-session.updated', apiSessionId, identityId, tokens: [token] });
+    return token;
+  }
+}

@@ -1,0 +1,71 @@
+import { X509Certificate } from 'node:crypto';
+import { ApiError } from '@ziti/errors';
+import { shortId } from '@ziti/http-kit';
+import { CsrError, parseCsr } from '../crypto/csr.js';
+import { subjectString } from '../crypto/x509.js';
+import type { ApiSessionCertificate, ListRequest, Page } from './model.js';
+import type { ControllerPki } from './pki.js';
+import type { UnitOfWork } from './ports.js';
+
+/** Lifetime of an API-session certificate (the controller uses 12 hours). */
+export const SESSION_CERT_LIFETIME_MS = 12 * 3600_000;
+
+/**
+ * Ephemeral certificates of an API session (`/current-api-session/certificates`): issued from a
+ * CSR for 12 hours with the session's SPIFFE id, visible only to their session, deleted with it
+ * (`api-session.deleted`).
+ */
+export class SessionCertManager {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly pki: ControllerPki,
+  ) {}
+
+  async create(session: { apiSessionId: string; identityId: string }, csrPem: string): Promise<{ cert: ApiSessionCertificate; cas: string }> {
+    let csr;
+    try {
+      csr = parseCsr(csrPem);
+    } catch (err) {
+      throw ApiError.of('COULD_NOT_PROCESS_CSR', { cause: { code: 'UNHANDLED', message: err instanceof CsrError ? err.message : String(err) } });
+    }
+    const issued = this.pki.issue(csr, {
+      kind: 'client',
+      sans: { uri: [this.pki.spiffeId(session.identityId, session.apiSessionId)] },
+      fallbackCn: session.identityId,
+      validityMs: SESSION_CERT_LIFETIME_MS,
+    });
+    const x509 = new X509Certificate(issued.der);
+    const id = shortId();
+    await this.uow.repos.sessionCerts.create({
+      id,
+      apiSessionId: session.apiSessionId,
+      identityId: session.identityId,
+      subject: subjectString(x509),
+      fingerprint: issued.fingerprint,
+      certPem: issued.pem,
+      validFrom: new Date(x509.validFrom),
+      validTo: new Date(x509.validTo),
+    });
+    return { cert: (await this.uow.repos.sessionCerts.findById(id))!, cas: this.pki.caBundlePem() };
+  }
+
+  list(apiSessionId: string, req: ListRequest): Promise<Page<ApiSessionCertificate>> {
+    return this.uow.repos.sessionCerts.list(req, apiSessionId);
+  }
+
+  async detail(apiSessionId: string, id: string): Promise<ApiSessionCertificate> {
+    const c = await this.uow.repos.sessionCerts.findById(id);
+    if (!c || c.apiSessionId !== apiSessionId) throw ApiError.notFound();
+    return c;
+  }
+
+  async delete(apiSessionId: string, id: string): Promise<void> {
+    await this.detail(apiSessionId, id);
+    await this.uow.repos.sessionCerts.delete(id);
+  }
+
+  /** The session ended: its certificates go (idempotent). */
+  sessionEnded(apiSessionId: string): Promise<number> {
+    return this.uow.repos.sessionCerts.deleteBySession(apiSessionId);
+  }
+}

@@ -1,0 +1,150 @@
+import type { ServiceError, handleUnaryCall } from '@grpc/grpc-js';
+import { ApiError, formatTimestamp, toGrpcError } from '@ziti/errors';
+import type { Enrollment as EnrollmentMsg, PkiEnrollmentServiceServer, RouterEnrollment } from '@ziti/proto';
+import { CsrError, parseCsr } from '../crypto/csr.js';
+import { verifyClientChain } from '../domain/client-certs.js';
+import type { EnrollmentManager } from '../domain/enrollments.js';
+import type { EdgeAddress } from '../domain/jwts.js';
+import type { Enrollment } from '../domain/model.js';
+import type { ControllerPki } from '../domain/pki.js';
+import type { CaRepository } from '../domain/ports.js';
+import type { RouterEnrollmentView, RouterEnrollments } from '../domain/routers.js';
+import { SESSION_CERT_LIFETIME_MS } from '../domain/session-certs.js';
+
+export interface GrpcDeps {
+  pki: ControllerPki;
+  address: EdgeAddress;
+  enrollments: EnrollmentManager;
+  routers: RouterEnrollments;
+  cas: CaRepository;
+}
+
+/** A unary handler from an async function; errors travel with their OpenZiti code (toGrpcError). */
+function unary<Req, Res>(fn: (req: Req) => Promise<Res>): handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    fn(call.request).then(
+      (res) => callback(null, res),
+      (err: unknown) => callback(toGrpcError(err) as ServiceError),
+    );
+  };
+}
+
+function date(value: string, field: string): Date | null {
+  if (!value) return null;
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) throw ApiError.field(field, 'must be an RFC 3339 date-time', value);
+  return d;
+}
+
+function enrollmentMsg(e: Enrollment, caName = ''): EnrollmentMsg {
+  return {
+    caName,
+    id: e.id,
+    identityId: e.identityId ?? '',
+    method: e.method,
+    token: e.token,
+    jwt: e.jwt,
+    expiresAt: formatTimestamp(e.expiresAt),
+    caId: e.caId ?? '',
+    username: e.username ?? '',
+  };
+}
+
+function routerMsg(r: RouterEnrollmentView): RouterEnrollment {
+  return {
+    routerId: r.routerId,
+    token: r.token,
+    jwt: r.jwt,
+    expiresAt: r.expiresAt ? formatTimestamp(r.expiresAt) : '',
+    isVerified: r.isVerified,
+    fingerprint: r.fingerprint,
+    certPem: r.certPem,
+    enrollmentId: r.enrollmentId,
+    routerType: r.routerType,
+  };
+}
+
+/** `ziti.v1.PkiEnrollmentService`: every RPC of proto/ziti/v1/pki_enrollment.proto. */
+export function pkiEnrollmentServer(d: GrpcDeps): PkiEnrollmentServiceServer {
+  return {
+    createEnrollment: unary(async (req) =>
+      enrollmentMsg(
+        await d.enrollments.create(
+          { method: req.method, identityId: req.identityId, expiresAt: date(req.expiresAt, 'expiresAt'), caId: req.caId || null, username: req.username || null },
+          { identityTrusted: req.identityTrusted, identityName: req.identityName },
+        ),
+      ),
+    ),
+    listEnrollments: unary(async (req) => {
+      const ids = req.identityIds.length > 0 ? req.identityIds : [req.identityId];
+      const list = await d.enrollments.forIdentities(ids);
+      const names = new Map<string, string>();
+      for (const caId of new Set(list.map((e) => e.caId).filter((c): c is string => !!c))) names.set(caId, (await d.cas.findById(caId))?.name ?? '');
+      return { enrollments: list.map((e) => enrollmentMsg(e, e.caId ? names.get(e.caId) : '')) };
+    }),
+    verifyClientCertificate: unary(async (req) => {
+      const v = await verifyClientChain(d.pki, d.cas, req.chainDer);
+      return {
+        verified: v.verified,
+        improperClientCertChain: v.improperClientCertChain,
+        fingerprint: v.fingerprint,
+        leafPem: v.leafPem,
+        ca: v.ca
+          ? {
+              id: v.ca.id,
+              name: v.ca.name,
+              isAutoCaEnrollmentEnabled: v.ca.isAutoCaEnrollmentEnabled,
+              identityRoles: v.ca.identityRoles,
+              identityNameFormat: v.ca.identityNameFormat,
+              authPolicyId: '',
+            }
+          : undefined,
+        externalId: v.externalId,
+        isExpired: v.isExpired,
+        missingExternalIdClaim: v.missingExternalIdClaim,
+      };
+    }),
+    signIdentityCsr: unary(async (req) => {
+      if (!req.identityId) throw ApiError.field('identityId', 'identity id is required', req.identityId);
+      let csr;
+      try {
+        csr = parseCsr(req.csrPem);
+      } catch (err) {
+        throw ApiError.of('COULD_NOT_PROCESS_CSR', { cause: { code: 'UNHANDLED', message: err instanceof CsrError ? err.message : String(err) } });
+      }
+      const session = req.purpose === 'api-session';
+      const issued = d.pki.issue(csr, {
+        kind: 'client',
+        sans: { uri: [d.pki.spiffeId(req.identityId, session ? req.apiSessionId : undefined)] },
+        fallbackCn: req.identityId,
+        validityMs: session ? SESSION_CERT_LIFETIME_MS : undefined,
+      });
+      return {
+        certPem: issued.pem,
+        chainPem: issued.chainPem,
+        fingerprint: issued.fingerprint,
+        expiresAt: formatTimestamp(issued.notAfter),
+        caBundlePem: d.pki.caBundlePem(),
+      };
+    }),
+    getServerCredentials: unary(async (req) => {
+      await d.address.record(req.advertisedAddress);
+      const creds = await d.pki.serverCredentials(req.sans);
+      return { keyPem: creds.keyPem, certPem: creds.certChainPem, caBundlePem: d.pki.caBundlePem(), rootCaPem: d.pki.root.certPem };
+    }),
+    getSigningKey: unary(async () => {
+      const { keyPem, signer } = await d.pki.currentServer();
+      return { keyPem, certPem: signer.cert.toString(), kid: signer.kid, alg: signer.alg, issuer: `https://${await d.address.get()}` };
+    }),
+    createRouterEnrollment: unary(async (req) =>
+      routerMsg(await d.routers.create(req.routerId, req.routerType, date(req.expiresAt, 'expiresAt'), req.routerName)),
+    ),
+    getRouterEnrollment: unary(async (req) => routerMsg(await d.routers.get(req.routerId))),
+    deleteRouterEnrollment: unary(async (req) => {
+      await d.routers.delete(req.routerId);
+      return {};
+    }),
+    deleteIdentityEnrollments: unary(async (req) => ({ deleted: await d.enrollments.deleteForIdentity(req.identityId) })),
+    deleteEnrollment: unary(async (req) => ({ deleted: await d.enrollments.deleteIfPresent(req.id) })),
+  };
+}

@@ -1,0 +1,23 @@
+import { loadConfig } from './config.js';
+
+describe('policy config', () => {
+  const env = { DATABASE_URL: 'postgresql://x/y', NATS_URL: 'nats://n', REDIS_URL: 'redis://r', ZITI_INTERNAL_SECRET: 's' };
+
+  it('reads the required keys and defaults the ports and the other contexts', () => {
+    expect(loadConfig(env)).toEqual({
+      databaseUrl: 'postgresql://x/y',
+      natsUrl: 'nats://n',
+      redisUrl: 'redis://r',
+      internalSecret: 's',
+      http: { host: '127.0.0.1', port: 18103 },
+      grpc: { host: '127.0.0.1', port: 18203 },
+      pkiEnrollmentGrpc: '127.0.0.1:18202',
+      postureGrpc: '127.0.0.1:18205',
+    });
+    expect(loadConfig({ ...env, PKI_ENROLLMENT_GRPC: 'pki:1', POSTURE_GRPC: 'posture:2' })).toMatchObject({ pkiEnrollmentGrpc: 'pki:1', postureGrpc: 'posture:2' });
+  });
+
+  it('fails fast naming a missing key', () => {
+    expect(() => loadConfig({ ...env, DATABASE_URL: '' })).toThrow(/DATABASE_URL/);
+  });
+});

@@ -1,0 +1,58 @@
+import { createInProcessBus, createMemoryCache, newChangeEvent } from '@ziti/messaging';
+import { createTestDatabase, testInfra, type TestDatabase } from '@ziti/test-kit';
+import { Client } from 'pg';
+import { runMigrations, startService, type RunningService } from '../index.js';
+
+/** The convergence path of the projections: identity-auth and posture events applied by the durable consumers. */
+describe('projection consumers', () => {
+  let db: TestDatabase;
+  let service: RunningService;
+  let pg: Client;
+  const bus = createInProcessBus();
+  const cache = createMemoryCache();
+
+  beforeAll(async () => {
+    db = await createTestDatabase((await testInfra()).databaseUrl);
+    await runMigrations(db.url);
+    service = await startService({ databaseUrl: db.url, bus, cache, internalSecret: 's', http: { host: '127.0.0.1', port: 0 }, grpc: { host: '127.0.0.1', port: 0 } });
+    pg = new Client({ connectionString: db.url });
+    await pg.connect();
+  });
+  afterAll(async () => {
+    await pg?.end();
+    await service?.stop();
+    await bus.close();
+    await cache.close();
+    await db?.drop();
+  });
+
+  const row = async (table: string, id: string) => (await pg.query(`SELECT * FROM policy.${table} WHERE id = $1`, [id])).rows[0];
+  const until = async <T>(probe: () => Promise<T>, ok: (v: T) => boolean): Promise<T> => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const v = await probe();
+      if (ok(v) || Date.now() > deadline) return v;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  it('applies identity events in updatedAt order and deletes with a tombstone', async () => {
+    const data = { identityId: 'dave', name: 'dave', roleAttributes: ['a'], isAdmin: true, disabled: false, updatedAt: '2026-11-22T10:00:00.000Z', typeId: 'Default', tags: { k: 'v' } };
+    await bus.publish(newChangeEvent('identity-auth', 'identity.created', data));
+    const created = await until(() => row('identities', 'dave'), (r) => !!r);
+    expect(created).toMatchObject({ name: 'dave', role_attributes: ['a'], is_admin: true, tags: { k: 'v' } });
+    await bus.publish(newChangeEvent('identity-auth', 'identity.updated', { ...data, roleAttributes: ['b'], updatedAt: '2026-11-22T09:00:00.000Z' }));
+    await bus.publish(newChangeEvent('identity-auth', 'identity.updated', { ...data, name: 'david', updatedAt: '2026-11-22T11:00:00.000Z' }));
+    const renamed = await until(() => row('identities', 'dave'), (r) => r?.name === 'david');
+    expect(renamed).toMatchObject({ name: 'david', role_attributes: ['a'] });
+    await bus.publish(newChangeEvent('identity-auth', 'identity.deleted', { identityId: 'dave', deleted: true, updatedAt: '2026-11-22T12:00:00.000Z' }));
+    expect(await until(() => row('identities', 'dave'), (r) => !r)).toBeUndefined();
+  });
+
+  it('skips identity events without the projected fields, and applies posture check events', async () => {
+    await bus.publish(newChangeEvent('identity-auth', 'identity.created', { identityId: 'eve' }));
+    await bus.publish(newChangeEvent('posture', 'posture-check.created', { postureCheckId: 'pc9', name: 'mac', typeId: 'MAC', roleAttributes: ['x'], updatedAt: '2026-11-22T10:00:00.000Z' }));
+    expect(await until(() => row('posture_checks', 'pc9'), (r) => !!r)).toMatchObject({ name: 'mac', type_id: 'MAC', role_attributes: ['x'] });
+    expect(await row('identities', 'eve')).toBeUndefined();
+  });
+});

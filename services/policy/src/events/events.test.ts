@@ -1,0 +1,24 @@
+import { IDS_PER_EVENT, toChangeEvents } from './events.js';
+
+describe('policy events', () => {
+  it('merges the affected identities per cause and splits them into events of at most 1000 ids', () => {
+    const ids = Array.from({ length: 2500 }, (_, i) => `i${String(i).padStart(5, '0')}`);
+    const events = toChangeEvents([
+      { type: 'service-access.changed', identityIds: ids.slice(0, 2000), cause: 'service-policy' },
+      { type: 'service-access.changed', identityIds: ids.slice(1500), cause: 'service-policy' },
+      { type: 'service-access.changed', identityIds: ['x'], cause: 'service' },
+      { type: 'service-access.changed', identityIds: [], cause: 'config' },
+    ]);
+    const sp = events.filter((e) => e.data.cause === 'service-policy');
+    expect(sp.map((e) => (e.data.identityIds as string[]).length)).toEqual([IDS_PER_EVENT, IDS_PER_EVENT, 500]);
+    expect(new Set(sp.flatMap((e) => e.data.identityIds as string[])).size).toBe(2500);
+    expect(new Set(events.map((e) => e.data.changedAt)).size).toBe(1);
+    expect(events.filter((e) => e.data.cause === 'service')).toHaveLength(1);
+    expect(events.every((e) => e.type === 'service-access.changed' && e.source === 'policy')).toBe(true);
+  });
+
+  it('announces deleted routers', () => {
+    const [e] = toChangeEvents([{ type: 'router.deleted', routerId: 'r1', kind: 'edge' }]);
+    expect(e).toMatchObject({ type: 'router.deleted', source: 'policy', data: { routerId: 'r1', kind: 'edge' } });
+  });
+});

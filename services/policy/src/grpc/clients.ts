@@ -1,0 +1,160 @@
+import { createPublicKey, createVerify, X509Certificate } from 'node:crypto';
+import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { PkiEnrollmentServiceClient, PostureServiceClient, type RouterEnrollment, type SigningKey } from '@ziti/proto';
+import type { RouterEnrollmentInfo } from '../domain/model.js';
+import type { PostureEvaluator, PostureResult, RouterEnrollments, SessionTokenReader } from '../domain/ports.js';
+
+/** A gRPC address now, or a function giving it once the other context has started (the all-in-one start). */
+export type AddressSource = string | (() => string | undefined) | undefined;
+
+const DEADLINE_MS = 3000;
+/** After an UNIMPLEMENTED answer, the RPC is not tried again for this long. */
+const UNIMPLEMENTED_BACKOFF_MS = 30_000;
+
+/**
+ * Calls to another context that may not serve an RPC yet: UNIMPLEMENTED or unreachable answers
+ * become `null` (callers then render without that context's data and say so).
+ */
+class Optional<C extends { close(): void }> {
+  private client?: C;
+  private address?: string;
+  private skipUntil = new Map<string, number>();
+
+  constructor(
+    private readonly source: AddressSource,
+    private readonly make: (address: string) => C,
+    private readonly log: (m: string) => void,
+  ) {}
+
+  private get(): C | undefined {
+    const address = typeof this.source === 'function' ? this.source() : this.source;
+    if (!address) return undefined;
+    if (!this.client || this.address !== address) {
+      this.client?.close();
+      this.client = this.make(address);
+      this.address = address;
+    }
+    return this.client;
+  }
+
+  async call<T>(name: string, fn: (c: C, deadline: Date, cb: (err: ServiceError | null, res: T) => void) => void): Promise<T | null> {
+    if ((this.skipUntil.get(name) ?? 0) > Date.now()) return null;
+    const client = this.get();
+    if (!client) return null;
+    try {
+      return await new Promise<T>((resolve, reject) => fn(client, new Date(Date.now() + DEADLINE_MS), (err, res) => (err ? reject(err) : resolve(res))));
+    } catch (err) {
+      const code = (err as ServiceError).code;
+      if (code === status.UNIMPLEMENTED) {
+        this.skipUntil.set(name, Date.now() + UNIMPLEMENTED_BACKOFF_MS);
+        return null;
+      }
+      if (code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED) {
+        this.log(`policy: ${name} unavailable: ${(err as Error).message}`);
+        return null;
+      }
+      throw err;
+    }
+  }
+
+  close(): void {
+    this.client?.close();
+  }
+}
+
+function enrollmentInfo(e: RouterEnrollment): RouterEnrollmentInfo {
+  return {
+    jwt: e.jwt || null,
+    token: e.token || null,
+    expiresAt: e.expiresAt || null,
+    createdAt: null,
+    isVerified: e.isVerified,
+    fingerprint: e.fingerprint || null,
+    certPem: e.certPem || null,
+  };
+}
+
+/** Router enrollment through pki-enrollment (`CreateRouterEnrollment`, `GetRouterEnrollment`). */
+export function pkiRouterEnrollments(source: AddressSource, log: (m: string) => void): RouterEnrollments & SessionTokenReader & { close(): void } {
+  const rpc = new Optional(source, (a) => new PkiEnrollmentServiceClient(a, credentials.createInsecure()), log);
+  let key: { at: number; value: SigningKey | null } | undefined;
+  const signingKey = async () => {
+    if (!key || Date.now() - key.at > 60_000) key = { at: Date.now(), value: await rpc.call<SigningKey>('GetSigningKey', (c, deadline, cb) => c.getSigningKey({}, new Metadata(), { deadline }, cb)).catch(() => null) };
+    return key.value;
+  };
+  return {
+    async create(routerId, kind, name) {
+      const e = await rpc.call<RouterEnrollment>('CreateRouterEnrollment', (c, deadline, cb) =>
+        c.createRouterEnrollment({ routerId, routerType: kind, expiresAt: '', routerName: name }, new Metadata(), { deadline }, cb),
+      );
+      return e ? enrollmentInfo(e) : null;
+    },
+    async get(routerId) {
+      const e = await rpc.call<RouterEnrollment>('GetRouterEnrollment', (c, deadline, cb) => c.getRouterEnrollment({ routerId }, new Metadata(), { deadline }, cb)).catch(() => null);
+      return e ? enrollmentInfo(e) : null;
+    },
+    async remove(routerId) {
+      await rpc.call('DeleteRouterEnrollment', (c, deadline, cb) => c.deleteRouterEnrollment({ routerId }, new Metadata(), { deadline }, cb)).catch((err: unknown) => {
+        log(`policy: DeleteRouterEnrollment(${routerId}) failed: ${String(err)}`);
+      });
+    },
+    async read(token) {
+      const parts = token.split('.');
+      if (parts.length !== 3) return null;
+      let claims: Record<string, unknown>;
+      let header: Record<string, unknown>;
+      try {
+        header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
+        claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
+      } catch {
+        return null;
+      }
+      if (claims.z_t !== 's' || typeof claims.z_asid !== 'string' || typeof claims.sub !== 'string') return null;
+      const k = await signingKey();
+      if (k && !verifySignature(parts, String(header.alg ?? ''), k)) return null;
+      return { apiSessionId: claims.z_asid, serviceId: claims.sub };
+    },
+    close: () => rpc.close(),
+  };
+}
+
+function verifySignature(parts: string[], alg: string, key: SigningKey): boolean {
+  try {
+    const pub = key.certPem ? new X509Certificate(key.certPem).publicKey : createPublicKey(key.keyPem);
+    const hash = alg.endsWith('384') ? 'sha384' : alg.endsWith('512') ? 'sha512' : 'sha256';
+    const v = createVerify(hash).update(`${parts[0]}.${parts[1]}`);
+    return v.verify({ key: pub, dsaEncoding: alg.startsWith('ES') ? 'ieee-p1363' : 'der' }, Buffer.from(parts[2], 'base64url'));
+  } catch {
+    return false;
+  }
+}
+
+/** Posture evaluation through the posture context (`PostureService.EvaluatePostureChecks`). */
+export function postureEvaluator(source: AddressSource, log: (m: string) => void): PostureEvaluator & { close(): void } {
+  const rpc = new Optional(source, (a) => new PostureServiceClient(a, credentials.createInsecure()), log);
+  return {
+    async evaluate(identityId, apiSessionId, checkIds) {
+      const res = await rpc
+        .call<import('@ziti/proto').EvaluatePostureChecksResponse>('EvaluatePostureChecks', (c, deadline, cb) =>
+          c.evaluatePostureChecks({ identityId, apiSessionId, postureCheckIds: [...checkIds], mfaCompletedAt: '' }, new Metadata(), { deadline }, cb),
+        )
+        .catch((err: unknown) => {
+          log(`policy: EvaluatePostureChecks failed: ${String(err)}`);
+          return null;
+        });
+      if (!res) return null;
+      const results = new Map<string, PostureResult>();
+      for (const r of res.results) {
+        let extra: Record<string, unknown> = {};
+        try {
+          extra = r.queryJson ? (JSON.parse(r.queryJson) as Record<string, unknown>) : {};
+        } catch {
+          extra = {};
+        }
+        results.set(r.id, { id: r.id, isPassing: r.isPassing, typeId: r.typeId, timeout: Number(r.timeout), timeoutRemaining: Number(r.timeoutRemaining), extra });
+      }
+      return { results, anyExist: res.anyPostureChecksExist };
+    },
+    close: () => rpc.close(),
+  };
+}

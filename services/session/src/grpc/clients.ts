@@ -1,0 +1,95 @@
+import { type Client, Metadata, type ServiceError, credentials } from '@grpc/grpc-js';
+import { ApiError, fromGrpcError } from '@ziti/errors';
+import { type EdgeRouterRef, PkiEnrollmentServiceClient, PolicyServiceClient, PostureServiceClient, type SigningKey } from '@ziti/proto';
+import type { SessionEdgeRouter } from '../domain/model.js';
+import type { PolicyPort, PosturePort } from '../domain/ports.js';
+
+/** A gRPC address, or a function giving it once known (the all-in-one controller starts the contexts one by one). */
+export type Address = string | (() => string | undefined);
+
+const DEADLINE_MS = 5000;
+
+type Unary<Req, Res> = (req: Req, md: Metadata, opts: { deadline: number }, cb: (err: ServiceError | null, res: Res) => void) => unknown;
+
+/** One lazily created client per address; `call` rejects with the ApiError the callee sent. */
+function lazy<C extends Client>(name: string, address: Address | undefined, make: (addr: string) => C) {
+  let client: C | undefined;
+  return {
+    call<Req, Res>(pick: (c: C) => Unary<Req, Res>, req: Req): Promise<Res> {
+      return new Promise<Res>((resolve, reject) => {
+        if (!client) {
+          const addr = typeof address === 'function' ? address() : address;
+          if (!addr) return reject(ApiError.of('TIMEOUT', { cause: { code: 'UNHANDLED', message: `${name} address unknown` } }));
+          client = make(addr);
+        }
+        const c = client;
+        pick(c).call(c, req, new Metadata(), { deadline: Date.now() + DEADLINE_MS }, (err, res) => (err ? reject(fromGrpcError(err)) : resolve(res)));
+      });
+    },
+    close() {
+      client?.close();
+    },
+  };
+}
+
+function edgeRouter(r: EdgeRouterRef): SessionEdgeRouter {
+  return {
+    name: r.name,
+    hostname: r.hostname,
+    isOnline: r.isOnline,
+    // `urls` is the deprecated twin of supportedProtocols (the controller fills both from the router's protocols).
+    urls: Object.keys(r.urls).length > 0 ? { ...r.urls } : { ...r.supportedProtocols },
+    supportedProtocols: { ...r.supportedProtocols },
+    syncStatus: r.syncStatus,
+    cost: Number(r.cost),
+    noTraversal: r.noTraversal,
+    disabled: r.disabled,
+  };
+}
+
+/** `PolicyService.GetServiceAccess`. */
+export function grpcPolicyPort(address: Address | undefined): PolicyPort & { close(): void } {
+  const c = lazy('policy', address, (a) => new PolicyServiceClient(a, credentials.createInsecure()));
+  return {
+    async serviceAccess(identityId, serviceId) {
+      const r = await c.call((x) => x.getServiceAccess as unknown as Unary<{ identityId: string; serviceId: string }, import('@ziti/proto').ServiceAccess>, { identityId, serviceId });
+      return {
+        visible: r.visible,
+        serviceName: r.serviceName,
+        permissions: r.permissions,
+        policies: r.policies.map((p) => ({ policyId: p.policyId, policyType: p.policyType, postureCheckIds: p.postureCheckIds })),
+        edgeRouters: r.edgeRouters.map(edgeRouter),
+      };
+    },
+    close: c.close,
+  };
+}
+
+/** `PostureService.EvaluatePostureChecks` and `RecordFailedServiceRequest`. */
+export function grpcPosturePort(address: Address | undefined): PosturePort & { close(): void } {
+  const c = lazy('posture', address, (a) => new PostureServiceClient(a, credentials.createInsecure()));
+  return {
+    async evaluate(identityId, apiSessionId, checkIds, mfaCompletedAt) {
+      const r = await c.call(
+        (x) => x.evaluatePostureChecks as unknown as Unary<import('@ziti/proto').EvaluatePostureChecksRequest, import('@ziti/proto').EvaluatePostureChecksResponse>,
+        { identityId, apiSessionId, postureCheckIds: [...checkIds], mfaCompletedAt: mfaCompletedAt ?? '' },
+      );
+      return r.results.map((x) => ({ id: x.id, typeId: x.typeId, isPassing: x.isPassing }));
+    },
+    async recordFailure(req) {
+      await c.call((x) => x.recordFailedServiceRequest as unknown as Unary<typeof req, unknown>, req);
+    },
+    close: c.close,
+  };
+}
+
+/** `PkiEnrollmentService.GetSigningKey`. */
+export function grpcSigningKeySource(address: Address | undefined): { get(): Promise<SigningKey>; close(): void } {
+  const c = lazy('pki-enrollment', address, (a) => new PkiEnrollmentServiceClient(a, credentials.createInsecure()));
+  return {
+    get() {
+      return c.call((x) => x.getSigningKey as unknown as Unary<Record<string, never>, SigningKey>, {});
+    },
+    close: c.close,
+  };
+}
