@@ -42,6 +42,11 @@ export interface ControllerOptions {
   internalSecret?: string;
   /** Loopback ports of the contexts: `fixed` (HTTP 18101..18105, gRPC 18201..18205) or `ephemeral` (default). */
   servicePorts?: 'ephemeral' | 'fixed';
+  /** Settings the standalone services read from their environment (see each `loadConfig`). */
+  sessionTimeoutMinutes?: number;
+  mfaSecret?: string;
+  totpIssuer?: string;
+  pkiKey?: string;
   log?: (m: string) => void;
 }
 
@@ -114,6 +119,9 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
         pkiEnrollmentGrpc: () => late.running?.find((s) => s.name === 'pki-enrollment')?.grpcAddress,
         dataDir,
         admin: { username: adminUsername, password: opts.adminPassword || undefined },
+        sessionTimeoutMinutes: opts.sessionTimeoutMinutes,
+        secretsKey: opts.mfaSecret,
+        totpIssuer: opts.totpIssuer,
       }),
     ];
     started.push(running[0]);
@@ -124,7 +132,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       session: { policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment') },
       posture: { policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') },
       policy: { pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture') },
-      'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth') },
+      'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey },
     };
     for (const [i, ctx] of others.entries()) {
       const service = await ctx.startService({ ...common, ...ports(i + 1), ...extras[ctx.SERVICE_NAME] });

@@ -27,6 +27,10 @@ async function main(): Promise<void> {
     adminUsername: env.ZITI_USER || 'admin',
     adminPassword,
     servicePorts: 'fixed',
+    sessionTimeoutMinutes: env.ZITI_SESSION_TIMEOUT_MINUTES ? intEnv(env, 'ZITI_SESSION_TIMEOUT_MINUTES', 30, 0, 525600) : undefined,
+    mfaSecret: env.ZITI_MFA_SECRET || undefined,
+    totpIssuer: env.ZITI_TOTP_ISSUER || undefined,
+    pkiKey: env.ZITI_PKI_KEY || undefined,
     log,
   });
   // Registered before the start completes: a signal during the start stops what it started.
