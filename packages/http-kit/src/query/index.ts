@@ -32,3 +32,12 @@ export {
   compileFilter,
   compileListQuery,
 } from './list-query.js';
+export {
+  type IdPage,
+  type ListCondition,
+  type Queryable,
+  LIST_ALIAS,
+  inIdOrder,
+  listIds,
+  shiftPlaceholders,
+} from './run.js';

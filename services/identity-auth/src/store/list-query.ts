@@ -1,58 +1,13 @@
-import { type EntityQuerySchema, compileListQuery, filterableFields } from '@ziti/http-kit';
+import { type EntityQuerySchema, type IdPage, type ListCondition, listIds as listPage } from '@ziti/http-kit';
 import type { Pool } from 'pg';
 import type { ListRequest } from '../domain/model.js';
 
-export interface ExtraCondition {
-  /** SQL over alias "e", with placeholders numbered from 1 (renumbered here). */
-  sql: string;
-  params: unknown[];
-}
+export { inIdOrder, type IdPage } from '@ziti/http-kit';
 
-export interface IdPage {
-  ids: string[];
-  totalCount: number;
-  limit: number;
-  offset: number;
-  filterableFields: string[];
-}
+/** An extra condition over alias "e", placeholders numbered from $1. */
+export type ExtraCondition = ListCondition;
 
-const ALIAS = 'e';
-
-/**
- * Runs a list request (ZitiQL filter, sort, paging) against one table and returns the page's ids
- * in order and the total match count. The caller loads the rows for the ids.
- */
-export async function listIds(pool: Pool, schema: EntityQuerySchema, req: ListRequest, extra?: ExtraCondition): Promise<IdPage> {
-  const q = compileListQuery(req, schema, { alias: ALIAS });
-  let where = q.where;
-  const params = [...q.params];
-  if (extra) {
-    const shift = params.length;
-    where = `(${where}) AND (${extra.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`)})`;
-    params.push(...extra.params);
-  }
-  const from = `FROM ${schema.table} AS "${ALIAS}" WHERE ${where}`;
-  const paging: string[] = [];
-  if (q.limit !== null) paging.push(`LIMIT ${q.limit}`);
-  if (q.offset > 0) paging.push(`OFFSET ${q.offset}`);
-  const [rows, count] = await Promise.all([
-    pool.query<{ id: string }>(`SELECT "${ALIAS}"."id" AS id ${from} ORDER BY ${q.orderBy} ${paging.join(' ')}`, params),
-    pool.query<{ n: string }>(`SELECT count(*) AS n ${from}`, params),
-  ]);
-  return {
-    ids: rows.rows.map((r) => r.id),
-    totalCount: Number(count.rows[0]?.n ?? 0),
-    limit: q.pagination.limit,
-    offset: q.pagination.offset,
-    filterableFields: filterableFields(schema),
-  };
-}
-
-/** Orders loaded rows as the page's ids. */
-export function inIdOrder<T extends { id: string }>(ids: string[], rows: T[]): T[] {
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.flatMap((id) => {
-    const r = byId.get(id);
-    return r ? [r] : [];
-  });
+/** A list request (ZitiQL filter, sort, paging) against one table: the page's ids and the total count. */
+export function listIds(pool: Pool, schema: EntityQuerySchema, req: ListRequest, extra?: ExtraCondition): Promise<IdPage> {
+  return listPage(pool, schema, req, { extra });
 }

@@ -1,56 +1,33 @@
-import { type EntityQuerySchema, compileListQuery, filterableFields } from '@ziti/http-kit';
+import {
+  type EntityQuerySchema,
+  type IdPage,
+  LIST_ALIAS,
+  type ListCondition,
+  compileListQuery,
+  filterableFields,
+  listIds as listPage,
+  shiftPlaceholders,
+} from '@ziti/http-kit';
 import type { ListRequest } from '../domain/model.js';
 import type { Sql } from './db.js';
 import { REGISTRY } from './query-schemas.js';
 
-/** An extra condition over alias "e", placeholders numbered from $1 (renumbered here). */
-export interface Condition {
-  sql: string;
-  params: unknown[];
-}
+/** An extra condition over alias "e", placeholders numbered from $1 (renumbered by the kit). */
+export type Condition = ListCondition;
 
-export interface IdPage {
-  ids: string[];
-  totalCount: number;
-  limit: number;
-  offset: number;
-  filterableFields: string[];
-}
+export { inIdOrder, type IdPage } from '@ziti/http-kit';
 
-const ALIAS = 'e';
+const ALIAS = LIST_ALIAS;
 
 /** Shifts `$n` placeholders by `by`. */
-export function shift(sql: string, by: number): string {
-  return by === 0 ? sql : sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + by}`);
-}
+export const shift = shiftPlaceholders;
 
 /**
  * Runs a list request (ZitiQL filter, sort, paging) over one entity table, optionally narrowed by
  * `extra`, and returns the page's ids in order and the total match count.
  */
-export async function listIds(sql: Sql, schema: EntityQuerySchema, req: ListRequest, extra?: Condition): Promise<IdPage> {
-  const q = compileListQuery(req, schema, { alias: ALIAS, registry: REGISTRY });
-  let where = q.where;
-  const params = [...q.params];
-  if (extra) {
-    where = `(${where}) AND (${shift(extra.sql, params.length)})`;
-    params.push(...extra.params);
-  }
-  const from = `FROM ${schema.table} AS "${ALIAS}" WHERE ${where}`;
-  const paging: string[] = [];
-  if (q.limit !== null) paging.push(`LIMIT ${q.limit}`);
-  if (q.offset > 0) paging.push(`OFFSET ${q.offset}`);
-  const [rows, count] = await Promise.all([
-    sql.query<{ id: string }>(`SELECT "${ALIAS}"."id" AS id ${from} ORDER BY ${q.orderBy} ${paging.join(' ')}`, params),
-    sql.query<{ n: string }>(`SELECT count(*) AS n ${from}`, params),
-  ]);
-  return {
-    ids: rows.rows.map((r) => r.id),
-    totalCount: Number(count.rows[0]?.n ?? 0),
-    limit: q.pagination.limit,
-    offset: q.pagination.offset,
-    filterableFields: filterableFields(schema),
-  };
+export function listIds(sql: Sql, schema: EntityQuerySchema, req: ListRequest, extra?: Condition): Promise<IdPage> {
+  return listPage(sql, schema, req, { extra, registry: REGISTRY });
 }
 
 /**
@@ -81,15 +58,6 @@ export async function listRows<R>(sql: Sql, schema: EntityQuerySchema, req: List
     offset: q.pagination.offset,
     filterableFields: filterableFields(schema),
   };
-}
-
-/** Orders loaded rows as the page's ids. */
-export function inIdOrder<T extends { id: string }>(ids: readonly string[], rows: readonly T[]): T[] {
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.flatMap((id) => {
-    const r = byId.get(id);
-    return r ? [r] : [];
-  });
 }
 
 /** `e.id IN (SELECT <col> FROM <table> WHERE <key> = $1)`: entities linked to one owner. */
