@@ -131,7 +131,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     const extras: Record<string, Record<string, unknown>> = {
       session: { policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment') },
       posture: { policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') },
-      policy: { pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture') },
+      policy: { pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth') },
       'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey },
     };
     for (const [i, ctx] of others.entries()) {

@@ -13,8 +13,11 @@ describe('policy config', () => {
       grpc: { host: '127.0.0.1', port: 18203 },
       pkiEnrollmentGrpc: '127.0.0.1:18202',
       postureGrpc: '127.0.0.1:18205',
+      identityAuthGrpc: '127.0.0.1:18201',
     });
-    expect(loadConfig({ ...env, PKI_ENROLLMENT_GRPC: 'pki:1', POSTURE_GRPC: 'posture:2' })).toMatchObject({ pkiEnrollmentGrpc: 'pki:1', postureGrpc: 'posture:2' });
+    expect(loadConfig({ ...env, PKI_ENROLLMENT_GRPC: 'pki:1', POSTURE_GRPC: 'posture:2', IDENTITY_AUTH_GRPC: 'ia:3' })).toMatchObject({
+      pkiEnrollmentGrpc: 'pki:1', postureGrpc: 'posture:2', identityAuthGrpc: 'ia:3',
+    });
   });
 
   it('fails fast naming a missing key', () => {

@@ -12,6 +12,8 @@ export interface Config {
   pkiEnrollmentGrpc: string;
   /** posture's gRPC address (postureQueries of the client service list), `POSTURE_GRPC`. */
   postureGrpc: string;
+  /** identity-auth's gRPC address (identities of tunneler-enabled edge routers), `IDENTITY_AUTH_GRPC`. */
+  identityAuthGrpc: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -25,5 +27,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     grpc: { host, port: intEnv(env, 'POLICY_GRPC_PORT', 18203) },
     pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC?.trim() || '127.0.0.1:18202',
     postureGrpc: env.POSTURE_GRPC?.trim() || '127.0.0.1:18205',
+    identityAuthGrpc: env.IDENTITY_AUTH_GRPC?.trim() || '127.0.0.1:18201',
   };
 }

@@ -11,7 +11,7 @@ import { RouterManager } from './domain/router-manager.js';
 import { ServiceManager } from './domain/service-manager.js';
 import { UsageManager } from './domain/usage-manager.js';
 import { startProjectionConsumers } from './events/consumers.js';
-import { type AddressSource, pkiRouterEnrollments, postureEvaluator } from './grpc/clients.js';
+import { type AddressSource, identityAuthRouterIdentities, pkiRouterEnrollments, postureEvaluator } from './grpc/clients.js';
 import { policyServer } from './grpc/policy.js';
 import { configHandlers } from './http/configs.js';
 import { identityHandlers } from './http/identities.js';
@@ -36,6 +36,8 @@ export interface ServiceDeps {
   pkiEnrollmentGrpc?: AddressSource;
   /** posture's gRPC address (or a function giving it): postureQueries. Optional. */
   postureGrpc?: AddressSource;
+  /** identity-auth's gRPC address (or a function giving it): identities of tunneler-enabled edge routers. Optional. */
+  identityAuthGrpc?: AddressSource;
   /** Pool size (default 10). */
   databasePoolSize?: number;
   log?: (m: string) => void;
@@ -69,9 +71,11 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const uow = new SqlUnitOfWork(db, () => relay.notify());
     const pki = pkiRouterEnrollments(deps.pkiEnrollmentGrpc, log);
     const posture = postureEvaluator(deps.postureGrpc, log);
+    const routerIdentities = identityAuthRouterIdentities(deps.identityAuthGrpc, log);
     closers.push(async () => {
       pki.close();
       posture.close();
+      routerIdentities.close();
     });
 
     const configs = new ConfigManager(uow);
@@ -79,7 +83,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       throw schemaHint(err);
     });
     const services = new ServiceManager(uow);
-    const routers = new RouterManager(uow, pki);
+    const routers = new RouterManager(uow, pki, routerIdentities);
     const policies = new PolicyManager(uow);
     const access = new AccessManager(uow, posture, pki);
     const projections = new ProjectionManager(uow);

@@ -168,13 +168,52 @@ export class IdentityManager {
       if (!current) throw ApiError.notFound();
       if (current.isDefaultAdmin) throw ApiError.of('ENTITY_CAN_NOT_BE_DELETED');
       assertMayWrite(actor, null, current);
-      const tokens = await endSessions(tx, id);
-      await tx.identities.delete(id);
-      const gone = { ...current, updatedAt: new Date() };
-      await tx.emit({ type: 'identity.deleted', identity: projectionOf(gone), tokens });
-      return { identity: gone, tokens, deleted: true };
+      return deleteIn(tx, current);
     });
     await this.pki.deleteIdentityEnrollments(id);
+  }
+
+  /**
+   * `EnsureRouterIdentity` (policy, tunneler-enabled edge router, §5.4): creates the router's
+   * identity (id = router id, type Router, not admin, default auth policy) or renames it. Idempotent;
+   * an identity of another type with that id is refused.
+   */
+  async ensureRouterIdentity(routerId: string, name: string): Promise<Identity> {
+    if (!routerId) throw ApiError.field('routerId', 'routerId is required', routerId);
+    let result: Identity | undefined;
+    await this.commit(async (tx) => {
+      await tx.lock(`router-identity:${routerId}`);
+      const current = await tx.identities.findByIdForUpdate(routerId);
+      if (current && current.typeId !== 'Router') throw ApiError.field('routerId', 'an identity that is not of type Router has this id', routerId);
+      if (!current) {
+        await tx.identities.create({ ...fullFields({ name, type: 'Router', isAdmin: false }), id: routerId, isDefaultAdmin: false });
+        result = (await tx.identities.findById(routerId))!;
+        await tx.emit({ type: 'identity.created', identity: projectionOf(result) });
+        return { identity: result, tokens: [] };
+      }
+      if (current.name === name) {
+        result = current;
+        return null;
+      }
+      result = await tx.identities.update(routerId, { ...current, name: fullFields({ name, type: 'Router' }).name });
+      const tokens = await tx.apiSessions.tokensOfIdentity(routerId);
+      await tx.emit({ type: 'identity.updated', identity: projectionOf(result), tokens });
+      return { identity: result, tokens };
+    });
+    return result!;
+  }
+
+  /** `DeleteRouterIdentity` (policy): deletes the router's identity when it exists and is of type Router. */
+  async deleteRouterIdentity(routerId: string): Promise<boolean> {
+    let deleted = false;
+    await this.commit(async (tx) => {
+      const current = await tx.identities.findByIdForUpdate(routerId);
+      if (!current || current.typeId !== 'Router') return null;
+      deleted = true;
+      return deleteIn(tx, current);
+    });
+    if (deleted) await this.pki.deleteIdentityEnrollments(routerId);
+    return deleted;
   }
 
   /**
@@ -249,12 +288,22 @@ export class IdentityManager {
     });
   }
 
-  /** Runs the change, then drops the affected principals and syncs the policy projection. */
-  private async commit(fn: (tx: Transaction) => Promise<Committed>): Promise<void> {
+  /** Runs the change, then drops the affected principals and syncs the policy projection (`null`: nothing changed). */
+  private async commit(fn: (tx: Transaction) => Promise<Committed | null>): Promise<void> {
     const done = await this.uow.run(fn);
+    if (!done) return;
     await this.cache.drop(done.tokens);
     await this.policy.syncIdentity(projectionOf(done.identity), done.deleted === true);
   }
+}
+
+/** Deletes the identity with its sessions, with `identity.deleted`. */
+async function deleteIn(tx: Transaction, current: Identity): Promise<Committed> {
+  const tokens = await endSessions(tx, current.id);
+  await tx.identities.delete(current.id);
+  const gone = { ...current, updatedAt: new Date() };
+  await tx.emit({ type: 'identity.deleted', identity: projectionOf(gone), tokens });
+  return { identity: gone, tokens, deleted: true };
 }
 
 /** Deletes the identity's sessions (one `api-session.deleted` each); returns their tokens. */

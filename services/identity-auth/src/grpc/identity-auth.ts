@@ -32,7 +32,8 @@ const MAX_BEARER_TOKENS = 3;
 
 /**
  * `ziti.v1.IdentityAuthService`: token resolution for the gateway, identity facts for the other
- * contexts, and the authenticators and identities pki-enrollment's enroll flows create.
+ * contexts, the authenticators and identities pki-enrollment's enroll flows create, and the
+ * identities of tunneler-enabled edge routers (policy).
  */
 export function identityAuthServer(sessions: ApiSessionManager, identities: IdentityManager, authenticators: AuthenticatorManager): IdentityAuthServiceServer {
   return {
@@ -63,5 +64,7 @@ export function identityAuthServer(sessions: ApiSessionManager, identities: Iden
       ),
     ),
     deleteCaAuthenticators: unary(async (req) => ({ deleted: await authenticators.deleteByCa(req.caId) })),
+    ensureRouterIdentity: unary(async (req) => identityInfo(await identities.ensureRouterIdentity(req.routerId, req.name))),
+    deleteRouterIdentity: unary(async (req) => ({ deleted: await identities.deleteRouterIdentity(req.routerId) })),
   };
 }

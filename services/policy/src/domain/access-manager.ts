@@ -9,6 +9,8 @@ export interface Viewer {
   apiSessionId: string;
   /** The API session's config types (from authenticate). */
   sessionConfigTypes: readonly string[];
+  /** When the API session passed MFA (RFC 3339), if it did: MFA posture queries read it. */
+  mfaCompletedAt?: string;
 }
 
 /** The parts of a service's detail that depend on who looks. */
@@ -115,7 +117,8 @@ export class AccessManager {
     if (!anyChecks) return { dummy: true, byService };
     const checkIds = [...new Set(links.flatMap((l) => l.postureCheckIds))];
     const checks = new Map((await this.uow.repos.postureChecks.findMany(checkIds)).map((c) => [c.id, c]));
-    const evaluated = checkIds.length > 0 ? await this.posture.evaluate(identityId, identityId === viewer.identityId ? viewer.apiSessionId : '', checkIds) : null;
+    const own = identityId === viewer.identityId;
+    const evaluated = checkIds.length > 0 ? await this.posture.evaluate(identityId, own ? viewer.apiSessionId : '', checkIds, own ? viewer.mfaCompletedAt : undefined) : null;
     if (evaluated && !evaluated.anyExist) return { dummy: true, byService };
     for (const l of links) {
       const queries = l.postureCheckIds.flatMap((id) => {

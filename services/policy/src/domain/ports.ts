@@ -299,6 +299,18 @@ export interface RouterEnrollments {
   remove(routerId: string): Promise<void>;
 }
 
+/**
+ * The identities of tunneler-enabled edge routers in identity-auth (§5.4): called after the router
+ * write commits; failures are logged by the adapter and never fail the write (the local projection
+ * identity stays, as without identity-auth).
+ */
+export interface RouterIdentities {
+  /** Creates or renames the router's identity (id = router id, type Router). */
+  ensure(routerId: string, name: string): Promise<void>;
+  /** Deletes the router's identity (idempotent). */
+  remove(routerId: string): Promise<void>;
+}
+
 /** One evaluated posture check, as the posture context answers. */
 export interface PostureResult {
   id: string;
@@ -310,9 +322,12 @@ export interface PostureResult {
   extra: Record<string, unknown>;
 }
 
-/** The posture context's evaluation (gRPC `PostureService.EvaluatePostureChecks`); null when unavailable. */
+/**
+ * The posture context's evaluation (gRPC `PostureService.EvaluatePostureChecks`); null when unavailable.
+ * `mfaCompletedAt` is the caller's MFA completion (its principal), for MFA checks of its own session.
+ */
 export interface PostureEvaluator {
-  evaluate(identityId: string, apiSessionId: string, checkIds: readonly string[]): Promise<{ results: Map<string, PostureResult>; anyExist: boolean } | null>;
+  evaluate(identityId: string, apiSessionId: string, checkIds: readonly string[], mfaCompletedAt?: string): Promise<{ results: Map<string, PostureResult>; anyExist: boolean } | null>;
 }
 
 /** Claims of a session (service access) token, checked by `GET /services/{id}/edge-routers`. */

@@ -1,7 +1,7 @@
 import { ApiError } from '@ziti/errors';
 import { shortId } from '@ziti/http-kit';
 import type { ListRequest, Page, Router, RouterEnrollmentInfo, RouterKind, Tags } from './model.js';
-import type { ListScope, NewRouter, RouterEnrollments, Transaction, UnitOfWork } from './ports.js';
+import type { ListScope, NewRouter, RouterEnrollments, RouterIdentities, Transaction, UnitOfWork } from './ports.js';
 import { selector, validateAttributes } from './roles.js';
 import { sameSet } from './service-manager.js';
 
@@ -29,11 +29,14 @@ const has = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k)
 /** The name of the system edge router policy of a tunneler-enabled edge router (§5.4). */
 export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-system`;
 
+const NO_ROUTER_IDENTITIES: RouterIdentities = { ensure: async () => undefined, remove: async () => undefined };
+
 /** Edge routers, transit routers and fabric routers; tunneler-enabled edge routers' system identity and policy. */
 export class RouterManager {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly enrollments: RouterEnrollments,
+    private readonly identities: RouterIdentities = NO_ROUTER_IDENTITIES,
   ) {}
 
   list(collection: RouterCollection, req: ListRequest, scope?: ListScope): Promise<Page<Router>> {
@@ -57,20 +60,22 @@ export class RouterManager {
   async create(collection: RouterCollection, input: RouterInput): Promise<string> {
     const id = shortId();
     const kind = KIND_OF[collection];
-    await this.uow.run(async (tx) => {
+    const created = await this.uow.run(async (tx) => {
       const r = await fields(tx, id, kind, input, null);
       await tx.routers.save(r, true);
       if (kind === 'edge') {
         await tx.evaluator.entity('edgeRouter', id, r.roleAttributes);
         if (r.isTunnelerEnabled) await enableTunneler(tx, r);
       }
+      return r;
     });
+    if (created.isTunnelerEnabled) await this.identities.ensure(id, created.name);
     if (kind !== 'fabric') await this.enrollments.create(id, kind === 'edge' ? 'edge' : 'transit', String(input.name));
     return id;
   }
 
   async update(collection: RouterCollection, id: string, input: RouterInput, patch: boolean): Promise<void> {
-    await this.uow.run(async (tx) => {
+    const change = await this.uow.run(async (tx): Promise<{ op: 'ensure' | 'remove'; name: string } | null> => {
       const current = await tx.routers.find(id);
       if (!current || !visible(collection, current)) throw ApiError.notFound();
       const keep = <K extends keyof RouterInput>(k: K, v: RouterInput[K]) => (patch && !has(input, k) ? v : input[k]);
@@ -89,16 +94,21 @@ export class RouterManager {
       };
       const r = await fields(tx, id, current.kind, merged, current);
       await tx.routers.save(r, false);
-      if (current.kind !== 'edge') return;
+      if (current.kind !== 'edge') return null;
       if (!sameSet(r.roleAttributes, current.roleAttributes)) await tx.evaluator.entity('edgeRouter', id, r.roleAttributes);
       if (r.isTunnelerEnabled && !current.isTunnelerEnabled) await enableTunneler(tx, r);
       else if (!r.isTunnelerEnabled && current.isTunnelerEnabled) await disableTunneler(tx, id);
       else if (r.isTunnelerEnabled && r.name !== current.name) await renameRouterIdentity(tx, r);
+      if (r.isTunnelerEnabled && (!current.isTunnelerEnabled || r.name !== current.name)) return { op: 'ensure', name: r.name };
+      return !r.isTunnelerEnabled && current.isTunnelerEnabled ? { op: 'remove', name: r.name } : null;
     });
+    // identity-auth's copy of the router identity, after the commit (§5.4).
+    if (change?.op === 'ensure') await this.identities.ensure(id, change.name);
+    else if (change?.op === 'remove') await this.identities.remove(id);
   }
 
   async delete(collection: RouterCollection, id: string): Promise<void> {
-    await this.uow.run(async (tx) => {
+    const wasTunneler = await this.uow.run(async (tx) => {
       const current = await tx.routers.find(id);
       if (!current || !visible(collection, current)) throw ApiError.notFound();
       if (current.isTunnelerEnabled) await disableTunneler(tx, id);
@@ -108,7 +118,9 @@ export class RouterManager {
       }
       await tx.routers.delete(id);
       tx.emit({ type: 'router.deleted', routerId: id, kind: current.kind });
+      return current.isTunnelerEnabled;
     });
+    if (wasTunneler) await this.identities.remove(id);
     await this.enrollments.remove(id);
   }
 

@@ -1,6 +1,7 @@
 import { createPublicKey, createVerify, X509Certificate } from 'node:crypto';
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { PkiEnrollmentServiceClient, PostureServiceClient, type RouterEnrollment, type SigningKey } from '@ziti/proto';
+import { IdentityAuthServiceClient } from '@ziti/proto';
 import type { RouterEnrollmentInfo } from '../domain/model.js';
 import type { PostureEvaluator, PostureResult, RouterEnrollments, SessionTokenReader } from '../domain/ports.js';
 
@@ -133,10 +134,10 @@ function verifySignature(parts: string[], alg: string, key: SigningKey): boolean
 export function postureEvaluator(source: AddressSource, log: (m: string) => void): PostureEvaluator & { close(): void } {
   const rpc = new Optional(source, (a) => new PostureServiceClient(a, credentials.createInsecure()), log);
   return {
-    async evaluate(identityId, apiSessionId, checkIds) {
+    async evaluate(identityId, apiSessionId, checkIds, mfaCompletedAt) {
       const res = await rpc
         .call<import('@ziti/proto').EvaluatePostureChecksResponse>('EvaluatePostureChecks', (c, deadline, cb) =>
-          c.evaluatePostureChecks({ identityId, apiSessionId, postureCheckIds: [...checkIds], mfaCompletedAt: '' }, new Metadata(), { deadline }, cb),
+          c.evaluatePostureChecks({ identityId, apiSessionId, postureCheckIds: [...checkIds], mfaCompletedAt: mfaCompletedAt ?? '' }, new Metadata(), { deadline }, cb),
         )
         .catch((err: unknown) => {
           log(`policy: EvaluatePostureChecks failed: ${String(err)}`);
@@ -154,6 +155,25 @@ export function postureEvaluator(source: AddressSource, log: (m: string) => void
         results.set(r.id, { id: r.id, isPassing: r.isPassing, typeId: r.typeId, timeout: Number(r.timeout), timeoutRemaining: Number(r.timeoutRemaining), extra });
       }
       return { results, anyExist: res.anyPostureChecksExist };
+    },
+    close: () => rpc.close(),
+  };
+}
+
+/**
+ * The identities of tunneler-enabled edge routers in identity-auth (`EnsureRouterIdentity`,
+ * `DeleteRouterIdentity`, §5.4). Every failure (unavailable, UNIMPLEMENTED, refused) is logged and
+ * swallowed: the router write has committed and policy's own projection identity stays.
+ */
+export function identityAuthRouterIdentities(source: AddressSource, log: (m: string) => void): import('../domain/ports.js').RouterIdentities & { close(): void } {
+  const rpc = new Optional(source, (a) => new IdentityAuthServiceClient(a, credentials.createInsecure()), log);
+  const failed = (what: string) => (err: unknown) => log(`policy: ${what} failed: ${String(err)}`);
+  return {
+    async ensure(routerId, name) {
+      await rpc.call('EnsureRouterIdentity', (c, deadline, cb) => c.ensureRouterIdentity({ routerId, name }, new Metadata(), { deadline }, cb)).catch(failed(`EnsureRouterIdentity(${routerId})`));
+    },
+    async remove(routerId) {
+      await rpc.call('DeleteRouterIdentity', (c, deadline, cb) => c.deleteRouterIdentity({ routerId }, new Metadata(), { deadline }, cb)).catch(failed(`DeleteRouterIdentity(${routerId})`));
     },
     close: () => rpc.close(),
   };

@@ -35,7 +35,7 @@ export function policyType(ctx: HandlerContext): PolicyType | undefined {
 export function viewer(ctx: HandlerContext): Viewer {
   const p = ctx.principal as RequestPrincipal | undefined;
   if (!p) throw ApiError.of('UNAUTHORIZED');
-  return { identityId: p.identityId, apiSessionId: p.apiSessionId, sessionConfigTypes: p.configTypes ?? [] };
+  return { identityId: p.identityId, apiSessionId: p.apiSessionId, sessionConfigTypes: p.configTypes ?? [], mfaCompletedAt: p.mfaCompletedAt };
 }
 
 export const id = (ctx: HandlerContext): string => ctx.params.id!;

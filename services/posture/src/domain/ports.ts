@@ -60,8 +60,8 @@ export interface PolicyPort {
    */
   attributeUsage(attributes: readonly string[], withIds: boolean): Promise<Map<string, { count: number; ids: string[] }>>;
   /**
-   * Services reachable by the identity through service policies that use these posture checks.
-   * The policy context exposes no such query yet: the adapter answers [] (see ARCHITECTURE.md).
+   * Services reachable by the identity through service policies that use these posture checks,
+   * each with the given checks its policies use (policy `ListPostureCheckServices`).
    */
   servicesOfChecks(identityId: string, checkIds: readonly string[]): Promise<{ id: string; name: string; checkIds: string[] }[]>;
 }

@@ -47,9 +47,10 @@ export function grpcPolicyPort(address: Address | undefined): PolicyPort & { clo
       const res = await call((c) => c.getRoleAttributeUsage, { entityType: 'posture-check', roleAttributes: [...attributes], withIds });
       return new Map(res.usages.map((u) => [u.roleAttribute, { count: Number(u.servicePolicies), ids: u.servicePolicyIds }]));
     },
-    async servicesOfChecks() {
-      // Not in the policy contract yet (see the report / ARCHITECTURE.md): no services are named.
-      return [];
+    async servicesOfChecks(identityId, checkIds) {
+      if (checkIds.length === 0) return [];
+      const res = await call((c) => c.listPostureCheckServices, { identityId, postureCheckIds: [...checkIds] });
+      return res.services.map((s) => ({ id: s.id, name: s.name, checkIds: s.postureCheckIds }));
     },
     close() {
       client?.close();
