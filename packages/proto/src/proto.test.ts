@@ -5,6 +5,7 @@ describe('generated proto', () => {
     const msg: ResolveApiSessionResponse = {
       principal: Principal.fromPartial({ identityId: 'abc', isAdmin: true, permissions: ['identity.read'], expirationSeconds: 1799 }),
       cacheTtlSeconds: 30,
+      wwwAuthenticate: "",
     };
     const bytes = ResolveApiSessionResponse.encode(msg).finish();
     const back = ResolveApiSessionResponse.decode(bytes);

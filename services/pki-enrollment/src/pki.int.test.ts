@@ -13,8 +13,9 @@ import { openDatabase } from './store/db.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
 import { FakeDirectory, SECRET } from './testing/harness.js';
 
-const unary = <Req, Res>(fn: (req: Req, cb: (err: Error | null, res: Res) => void) => void, req: Req) =>
-  new Promise<Res>((resolve, reject) => fn(req, (err, res) => (err ? reject(err) : resolve(res))));
+// The generated client methods are overloaded, so the callback's type is given at each call site.
+const unary = <Req, Res>(fn: (...args: any[]) => unknown, req: Req) =>
+  new Promise<Res>((resolve, reject) => fn(req, (err: Error | null, res: Res) => (err ? reject(err) : resolve(res))));
 
 describe('controller PKI', () => {
   let db: TestDatabase;
@@ -135,7 +136,7 @@ describe('controller PKI', () => {
 
     it('signs the network JWT with the served certificate, with the issuer the gateway reported', async () => {
       const res = await fetch(`${service.httpUrl}/edge/client/v1/network-jwts`);
-      const body = await res.json();
+      const body = (await res.json()) as any;
       const token = body.data[0].token as string;
       const key = await unary<object, SigningKey>(client.getSigningKey.bind(client), {});
       await jwtVerify(token, new X509Certificate(key.certPem).publicKey);

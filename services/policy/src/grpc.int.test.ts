@@ -12,8 +12,9 @@ describe('PolicyService over gRPC', () => {
   const bus = createInProcessBus();
   const cache = createMemoryCache();
 
-  const call = <Req, Res>(fn: (req: Req, md: Metadata, cb: (err: Error | null, res: Res) => void) => void, req: Req) =>
-    new Promise<Res>((resolve, reject) => fn.call(client, req, new Metadata(), (err, res) => (err ? reject(err) : resolve(res))));
+  // The generated client methods are overloaded, so the callback's type cannot be inferred: answers are `any` here.
+  const call = <Res = any>(fn: (...args: any[]) => unknown, req: object) =>
+    new Promise<Res>((resolve, reject) => fn.call(client, req, new Metadata(), (err: Error | null, res: Res) => (err ? reject(err) : resolve(res))));
 
   beforeAll(async () => {
     db = await createTestDatabase((await testInfra()).databaseUrl);
@@ -65,7 +66,7 @@ describe('PolicyService over gRPC', () => {
       { roleAttribute: 'ops', servicePolicies: 1, edgeRouterPolicies: 0, serviceEdgeRouterPolicies: 0, servicePolicyIds: ['p1'], edgeRouterPolicyIds: [], serviceEdgeRouterPolicyIds: [] },
     ]);
     const counts = await call(client.getRoleAttributeUsage, { entityType: 'identity', roleAttributes: ['ops', 'nope'], withIds: false });
-    expect(counts.usages.map((u) => [u.roleAttribute, Number(u.servicePolicies), u.servicePolicyIds])).toEqual([['ops', 1, []], ['nope', 0, []]]);
+    expect(counts.usages.map((u: { roleAttribute: string; servicePolicies: number; servicePolicyIds: string[] }) => [u.roleAttribute, Number(u.servicePolicies), u.servicePolicyIds])).toEqual([['ops', 1, []], ['nope', 0, []]]);
   });
 
   it('projects posture checks and refuses a sync without an id', async () => {

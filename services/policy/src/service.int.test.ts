@@ -42,7 +42,7 @@ describe(`${SERVICE_NAME} service`, () => {
       expect([ready.status, await ready.json()]).toEqual([200, { service: SERVICE_NAME, ready: true }]);
       const missing = await fetch(`${service.httpUrl}/edge/management/v1/no-such-thing`);
       expect(missing.status).toBe(404);
-      expect((await missing.json()).error).toMatchObject({ code: 'NOT_FOUND' });
+      expect(((await missing.json()) as any).error).toMatchObject({ code: 'NOT_FOUND' });
 
       const client = new HealthServiceClient(service.grpcAddress, credentials.createInsecure());
       const health = await new Promise<HealthCheckResponse>((resolve, reject) =>
