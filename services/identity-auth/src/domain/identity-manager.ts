@@ -268,7 +268,7 @@ export class IdentityManager {
     const current = await tx.identities.findByIdForUpdate(id);
     if (!current) throw ApiError.notFound();
     if (actor && !mayAffect(actor, current)) throw ApiError.of('UNAUTHORIZED');
-    const identity = await tx.identities.disable(id, minutes > 0 ? new Date(Date.now() + minutes * 60_000) : null);
+    const identity = await tx.identities.disable(id, minutes > 0 ? minutes : null);
     const tokens = await endSessions(tx, id);
     await tx.emit({ type: 'identity.disabled', identity: projectionOf(identity), tokens });
     return { identity, tokens };

@@ -124,8 +124,11 @@ export interface IdentityRepository {
   create(identity: NewIdentity): Promise<void>;
   update(id: string, fields: IdentityFields): Promise<Identity>;
   updateInfo(id: string, info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> }): Promise<void>;
-  /** Disables the identity now (`until` null = until enabled again); returns it. */
-  disable(id: string, until: Date | null): Promise<Identity>;
+  /**
+   * Disables the identity now for `minutes` (null = until enabled again); `disabledUntil` is
+   * `disabledAt` plus the duration, from one clock reading. Returns the identity.
+   */
+  disable(id: string, minutes: number | null): Promise<Identity>;
   /** Clears the disabled state; returns the identity. */
   enable(id: string): Promise<Identity>;
   /** Clears the disabled state of up to `max` identities whose `disabledUntil` has passed; returns them. */

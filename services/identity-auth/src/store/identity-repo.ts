@@ -156,8 +156,9 @@ export class PrismaIdentityRepository implements IdentityRepository {
     });
   }
 
-  async disable(id: string, until: Date | null): Promise<Identity> {
+  async disable(id: string, minutes: number | null): Promise<Identity> {
     const now = new Date();
+    const until = minutes === null ? null : new Date(now.getTime() + minutes * 60_000);
     const r = await this.db.identity.update({ where: { id }, data: { disabled: true, disabledAt: now, disabledUntil: until, updatedAt: now } });
     return toIdentity(r);
   }
