@@ -1,2 +1,3 @@
 export { type TestInfra, testInfra } from './infra.js';
 export { type TestDatabase, createTestDatabase } from './database.js';
+export { type ServiceShapeSubject, describeServiceShape } from './service-shape.js';

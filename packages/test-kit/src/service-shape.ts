@@ -1,0 +1,69 @@
+import { credentials } from '@grpc/grpc-js';
+import { type HealthCheckResponse, HealthServiceClient } from '@ziti/proto';
+import { Client } from 'pg';
+import { createTestDatabase, type TestDatabase } from './database.js';
+import { testInfra } from './infra.js';
+
+/** What the shared shape test needs from a context. */
+export interface ServiceShapeSubject {
+  name: string;
+  schema: string;
+  runMigrations(databaseUrl: string): Promise<string[]>;
+  /** Every migration, in the order the first run applies them. */
+  migrations: readonly string[];
+  /** Tables the schema must hold after migrating (besides `outbox_events` and `_prisma_migrations`). */
+  tables?: readonly string[];
+  /** Starts the context on ephemeral ports; `stop` also releases whatever the caller built for it. */
+  start(databaseUrl: string): Promise<{ httpUrl: string; grpcAddress: string; stop(): Promise<void> }>;
+}
+
+/**
+ * The behaviour every context shares (CODE_STYLE "one service, one shape"), as one jest suite:
+ * migrations apply once into the context's own schema, and a started service answers `/healthz`,
+ * `/readyz`, the 404 envelope and gRPC health, then stops. Call it from a `*.int.test.ts` file.
+ */
+export function describeServiceShape(subject: ServiceShapeSubject): void {
+  describe(`${subject.name} service`, () => {
+    let db: TestDatabase;
+    beforeAll(async () => {
+      db = await createTestDatabase((await testInfra()).databaseUrl);
+    });
+    afterAll(() => db?.drop());
+
+    it('migrates its schema once: its tables exist and a second run applies nothing', async () => {
+      expect(await subject.runMigrations(db.url)).toEqual([...subject.migrations]);
+      const pg = new Client({ connectionString: db.url });
+      await pg.connect();
+      try {
+        const { rows } = await pg.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [subject.schema]);
+        expect(rows.map((r) => r.table_name)).toEqual(
+          expect.arrayContaining(['outbox_events', '_prisma_migrations', ...(subject.tables ?? [])]),
+        );
+      } finally {
+        await pg.end();
+      }
+      expect(await subject.runMigrations(db.url)).toEqual([]);
+    });
+
+    it('serves health, readiness, the 404 envelope and gRPC health, then stops', async () => {
+      const service = await subject.start(db.url);
+      try {
+        expect((await fetch(`${service.httpUrl}/healthz`)).status).toBe(200);
+        const ready = await fetch(`${service.httpUrl}/readyz`);
+        expect([ready.status, await ready.json()]).toEqual([200, { service: subject.name, ready: true }]);
+        const missing = await fetch(`${service.httpUrl}/edge/management/v1/no-such-thing`);
+        expect(missing.status).toBe(404);
+        expect(((await missing.json()) as { error: unknown }).error).toMatchObject({ code: 'NOT_FOUND' });
+
+        const client = new HealthServiceClient(service.grpcAddress, credentials.createInsecure());
+        const health = await new Promise<HealthCheckResponse>((resolve, reject) =>
+          client.check({}, (err, res) => (err ? reject(err) : resolve(res))),
+        );
+        client.close();
+        expect(health).toEqual({ service: subject.name, ready: true });
+      } finally {
+        await service.stop();
+      }
+    });
+  });
+}
