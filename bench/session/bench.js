@@ -31,19 +31,43 @@ const SERVICES = Number(env.BENCH_SERVICES || 100);
 const CONCURRENCY = Number(env.BENCH_CONCURRENCY || 32);
 const POSTURE_REQUESTS = Number(env.BENCH_POSTURE_REQUESTS || 5000);
 const SCALE = Number(env.BENCH_SCALE || 1);
+// BENCH_REUSE=1 keeps the seeded database of an earlier BENCH_REUSE run (its sessions are cleared).
+const REUSE = env.BENCH_REUSE === '1';
+const REUSE_ADMIN_PASSWORD = 'Bench!reuse-admin-1';
 
-async function freshDatabase(adminUrl, name) {
+/** The bench database: fresh, or (BENCH_REUSE) the seeded one of an earlier run when it is complete. */
+async function benchDatabase(adminUrl, name) {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   try {
+    if (REUSE) {
+      const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount > 0;
+      if (exists && (await seeded(url.toString()))) return { url: url.toString(), reused: true };
+    }
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await admin.query(`CREATE DATABASE "${name}"`);
   } finally {
     await admin.end();
   }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return { url: url.toString(), reused: false };
+}
+
+/** True when the database holds a completed seed (marked at its end); clears what a run leaves behind. */
+async function seeded(url) {
+  const pg = new Client({ connectionString: url });
+  await pg.connect();
+  try {
+    const marked = await pg.query(`SELECT 1 FROM pg_tables WHERE schemaname = 'public' AND tablename = 'bench_seeded_v2'`);
+    if (marked.rowCount === 0) return false;
+    await pg.query('TRUNCATE "session"."sessions"');
+    await pg.query(`DELETE FROM "identity_auth"."api_sessions"`);
+    await pg.query(`DELETE FROM "identity_auth"."authenticators" WHERE "username" LIKE 'bench-dialer-%'`);
+    return true;
+  } finally {
+    await pg.end();
+  }
 }
 
 /** Starts the controller in a child process; resolves with its URL, CA and a stop function. */
@@ -116,9 +140,9 @@ function report(name, r) {
 
 async function main() {
   const adminUrl = env.BENCH_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
-  const databaseUrl = await freshDatabase(adminUrl, 'ziti_bench_session');
+  const { url: databaseUrl, reused } = await benchDatabase(adminUrl, 'ziti_bench_session');
   const dataDir = mkdtempSync(join(tmpdir(), 'ziti-bench-session-'));
-  const admin = { username: 'admin', password: `Bench!${randomBytes(12).toString('hex')}` };
+  const admin = { username: 'admin', password: REUSE ? REUSE_ADMIN_PASSWORD : `Bench!${randomBytes(12).toString('hex')}` };
   const ctl = await startChild({
     dataDir,
     databaseUrl,
@@ -128,7 +152,8 @@ async function main() {
     port: 0,
     adminUsername: admin.username,
     adminPassword: admin.password,
-    internalSecret: randomBytes(32).toString('hex'),
+    // BENCH_REUSE: the stored PKI keys are sealed with it, so it stays the same across runs.
+    internalSecret: REUSE ? 'bench-reuse-internal-secret-0123456789abcdef' : randomBytes(32).toString('hex'),
   });
   const dispatcher = new Agent({ connect: { ca: ctl.caCertPem }, connections: CONCURRENCY * 2, pipelining: 1, keepAliveTimeout: 30_000 });
   const pg = new Client({ connectionString: databaseUrl });
@@ -158,12 +183,17 @@ async function main() {
     };
 
     const shape = { ...DEFAULT_SHAPE, identities: Math.round(DEFAULT_SHAPE.identities * SCALE), fanoutIdentities: Math.round(DEFAULT_SHAPE.fanoutIdentities * SCALE) };
-    const measured = (await mgmt('POST', '/identities', { name: 'bench-user', type: 'User', isAdmin: false })).data.id;
-    let t = Date.now();
-    await seed(pg, shape, measured, (m) => console.log(`[seed] ${m}`));
-    await rebuildDerivedLinks(databaseUrl);
-    await pg.query('VACUUM ANALYZE');
-    console.log(`data set (${shape.identities} identities, ${shape.services} services, ${shape.edgeRouters} edge routers, ${shape.policiesPerKind} policies of each kind) seeded in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    if (reused) {
+      console.log('data set: reused from an earlier BENCH_REUSE run');
+    } else {
+      const measured = (await mgmt('POST', '/identities', { name: 'bench-user', type: 'User', isAdmin: false })).data.id;
+      const t = Date.now();
+      await seed(pg, shape, measured, (m) => console.log(`[seed] ${m}`));
+      await rebuildDerivedLinks(databaseUrl);
+      await pg.query('VACUUM ANALYZE');
+      if (REUSE) await pg.query('CREATE TABLE "public"."bench_seeded_v2" ()');
+      console.log(`data set (${shape.identities} identities, ${shape.services} services, ${shape.edgeRouters} edge routers, ${shape.policiesPerKind} policies of each kind) seeded in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    }
 
     // Seeded identities that may dial services through a shared edge router, with those services.
     const { rows } = await pg.query(

@@ -4,7 +4,8 @@ import type { ChangeEvent, EventBus } from './types.js';
 
 /** Structural subset of pg.Pool so this package needs no pg dependency. */
 export interface SqlPool {
-  query(text: string, params?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
+  /** A text with params, or a named prepared statement (`{ name, text, values }`, node-postgres's query config). */
+  query(text: string | { name: string; text: string; values: unknown[] }, params?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
   connect(): Promise<{ query: SqlPool['query']; release(err?: unknown): void }>;
 }
 
@@ -142,6 +143,9 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     `SELECT "id", "type", "source", "data", "occurred_at" FROM ${table} WHERE "published_at" IS NULL ` +
     `ORDER BY "occurred_at", "id" LIMIT $1 FOR UPDATE SKIP LOCKED`;
   const markSql = `UPDATE ${table} SET "published_at" = now() WHERE "id" = ANY($1::uuid[])`;
+  // Prepared once per connection (the relay runs them at the rate of the writes); named per table.
+  const claimName = `outbox_claim_${statementSuffix(table)}`;
+  const markName = `outbox_mark_${statementSuffix(table)}`;
   const cleanupSql = `DELETE FROM ${table} WHERE "published_at" < now() - make_interval(secs => $1)`;
 
   async function flushBatch(): Promise<number> {
@@ -151,7 +155,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     try {
       await client.query('BEGIN');
       open = true;
-      const { rows } = await client.query(claimSql, [batchSize]);
+      const { rows } = await client.query({ name: claimName, text: claimSql, values: [batchSize] });
       const done: string[] = [];
       let failure: unknown;
       for (const row of rows) {
@@ -171,7 +175,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
           break;
         }
       }
-      if (done.length > 0) await client.query(markSql, [done]);
+      if (done.length > 0) await client.query({ name: markName, text: markSql, values: [done] });
       await client.query('COMMIT');
       open = false;
       if (failure) throw failure;
@@ -249,6 +253,11 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       for (const w of waiters.splice(0)) w.resolve();
     },
   };
+}
+
+/** A statement-name-safe form of a (quoted) table name. */
+function statementSuffix(table: string): string {
+  return table.replace(/[^A-Za-z0-9_]/g, '_');
 }
 
 function rowToEvent(row: { id: string; type: string; source: string; data: unknown; occurred_at: unknown }): ChangeEvent {

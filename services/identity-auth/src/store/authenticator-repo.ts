@@ -1,3 +1,4 @@
+import { prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
 import type { Pool } from 'pg';
 import type { AuthPolicy, AuthenticatorView, CertLogin, UpdbLogin } from '../domain/auth-model.js';
@@ -115,6 +116,16 @@ const LOGIN_JOIN = `
   JOIN "auth_policies" p ON p."id" = i."auth_policy_id"
   LEFT JOIN "mfas" m ON m."identity_id" = i."id"`;
 
+const UPDB_LOGIN = `SELECT a."id" AS "authenticatorId", a."identity_id" AS "identityId", a."password", a."salt", a."failed_attempts" AS "failedAttempts",
+  ${LOGIN_JOIN}
+  WHERE a."username" = $1 AND a."method" = 'updb'`;
+
+const CERT_LOGIN = `SELECT a."id" AS "authenticatorId", a."identity_id" AS "identityId", a."password", a."salt", a."failed_attempts" AS "failedAttempts",
+        a."is_issued_by_network" AS "isIssuedByNetwork", a."is_extend_requested" AS "isExtendRequested",
+        a."is_key_roll_requested" AS "isKeyRollRequested",
+      ${LOGIN_JOIN}
+      WHERE a."fingerprint" = $1 AND a."method" = 'cert'`;
+
 /** Unique and foreign-key violations of authenticator writes, as the controller answers them. */
 const CONSTRAINTS: Record<string, () => ApiError> = {
   authenticators_identity_id_method_key: () => ApiError.of('MAX_AUTHENTICATOR_METHODS_REACHED'),
@@ -130,12 +141,7 @@ export class PrismaAuthenticatorRepository implements AuthenticatorRepository {
 
   /** The login hot path: one query (straight on the pool) joining the credential, its identity, auth policy and MFA state. */
   async findUpdbLogin(username: string): Promise<UpdbLogin | null> {
-    const { rows } = await this.pool.query<LoginRow>(
-      `SELECT a."id" AS "authenticatorId", a."identity_id" AS "identityId", a."password", a."salt", a."failed_attempts" AS "failedAttempts",
-      ${LOGIN_JOIN}
-      WHERE a."username" = $1 AND a."method" = 'updb'`,
-      [username],
-    );
+    const { rows } = await this.pool.query<LoginRow>(prepared(UPDB_LOGIN, [username]));
     const r = rows[0];
     if (!r || r.password === null || r.salt === null) return null;
     return {
@@ -153,12 +159,7 @@ export class PrismaAuthenticatorRepository implements AuthenticatorRepository {
 
   async findCertLogin(fingerprint: string): Promise<CertLogin | null> {
     const { rows } = await this.pool.query<LoginRow & { isIssuedByNetwork: boolean; isExtendRequested: boolean; isKeyRollRequested: boolean }>(
-      `SELECT a."id" AS "authenticatorId", a."identity_id" AS "identityId", a."password", a."salt", a."failed_attempts" AS "failedAttempts",
-        a."is_issued_by_network" AS "isIssuedByNetwork", a."is_extend_requested" AS "isExtendRequested",
-        a."is_key_roll_requested" AS "isKeyRollRequested",
-      ${LOGIN_JOIN}
-      WHERE a."fingerprint" = $1 AND a."method" = 'cert'`,
-      [fingerprint],
+      prepared(CERT_LOGIN, [fingerprint]),
     );
     const r = rows[0];
     if (!r) return null;

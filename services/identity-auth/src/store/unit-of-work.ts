@@ -1,3 +1,4 @@
+import { prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
 import { outboxInsert } from '@ziti/messaging';
 import type { Pool } from 'pg';
@@ -91,7 +92,8 @@ export class PrismaUnitOfWork implements UnitOfWork {
         WHERE "id" = $3 AND ($17::jsonb IS NOT NULL OR $18::jsonb IS NOT NULL)),
       o AS (${outbox.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`)})
       SELECT 1`;
-    await mapped(() => this.pool.query(text, values), undefined, {
+    // One text per number of events (one for a login): prepared.
+    await mapped(() => this.pool.query(prepared(text, values)), undefined, {
       api_sessions_identity_id_fkey: () => ApiError.of('INVALID_AUTH'),
     });
     if (events.length > 0) this.afterCommit();

@@ -1,11 +1,12 @@
-import { createSchemaPool, pgErrorCode, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION } from '@ziti/db-kit';
+import { type PreparedQuery, createSchemaPool, pgErrorCode, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { SCHEMA } from '../schema.js';
 
 /** Something that runs SQL: the pool (reads) or the client of an open transaction (writes). */
 export interface Sql {
-  query<R extends QueryResultRow = any>(text: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+  /** A text with params, or a named prepared statement (`prepared(text, values)` of db-kit, for the hot paths). */
+  query<R extends QueryResultRow = any>(text: string | PreparedQuery, params?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 export interface Database {

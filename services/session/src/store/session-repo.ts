@@ -1,3 +1,4 @@
+import { prepared } from '@ziti/db-kit';
 import { type EntityQuerySchema, type QuerySymbol, compileListQuery, filterableFields } from '@ziti/http-kit';
 import type { Pool } from 'pg';
 import type { ListRequest, Page, Session, SessionEdgeRouter, SessionType } from '../domain/model.js';
@@ -43,6 +44,16 @@ interface Row {
 const COLUMNS = ['id', 'token', 'api_session_id', 'identity_id', 'service_id', 'service_name', 'type', 'tags', 'edge_routers', 'service_policy_ids', 'posture_check_ids', 'created_at', 'updated_at'];
 const SELECT = COLUMNS.map((c) => `"${c}"`).join(', ');
 
+// The hot path's statements (session create and its dedup lookup), prepared per connection.
+const FIND_EXISTING = `SELECT ${SELECT} FROM "sessions" WHERE "api_session_id" = $1 AND "service_id" = $2 AND "type" = $3`;
+const FIND_BY_ID = `SELECT ${SELECT} FROM "sessions" WHERE "id" = $1`;
+const INSERT_OR_GET = `WITH ins AS (
+    INSERT INTO "sessions" (${SELECT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10::text[], $11::text[], $12, $13)
+    ON CONFLICT ("api_session_id", "service_id", "type") DO NOTHING RETURNING ${SELECT})
+  SELECT ${SELECT} FROM ins
+  UNION ALL
+  SELECT ${SELECT} FROM "sessions" WHERE "api_session_id" = $3 AND "service_id" = $5 AND "type" = $7 AND NOT EXISTS (SELECT 1 FROM ins)`;
+
 const object = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 function toSession(r: Row): Session {
@@ -68,30 +79,21 @@ export class SessionRepository implements SessionStore {
   constructor(private readonly pool: Pool) {}
 
   async findExisting(apiSessionId: string, serviceId: string, type: SessionType): Promise<Session | null> {
-    const { rows } = await this.pool.query<Row>(
-      `SELECT ${SELECT} FROM "sessions" WHERE "api_session_id" = $1 AND "service_id" = $2 AND "type" = $3`,
-      [apiSessionId, serviceId, type],
-    );
+    const { rows } = await this.pool.query<Row>(prepared(FIND_EXISTING, [apiSessionId, serviceId, type]));
     return rows[0] ? toSession(rows[0]) : null;
   }
 
   async findById(id: string): Promise<Session | null> {
-    const { rows } = await this.pool.query<Row>(`SELECT ${SELECT} FROM "sessions" WHERE "id" = $1`, [id]);
+    const { rows } = await this.pool.query<Row>(prepared(FIND_BY_ID, [id]));
     return rows[0] ? toSession(rows[0]) : null;
   }
 
   async insertOrGet(s: Session): Promise<Session> {
     const { rows } = await this.pool.query<Row>(
-      `WITH ins AS (
-         INSERT INTO "sessions" (${SELECT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10::text[], $11::text[], $12, $13)
-         ON CONFLICT ("api_session_id", "service_id", "type") DO NOTHING RETURNING ${SELECT})
-       SELECT ${SELECT} FROM ins
-       UNION ALL
-       SELECT ${SELECT} FROM "sessions" WHERE "api_session_id" = $3 AND "service_id" = $5 AND "type" = $7 AND NOT EXISTS (SELECT 1 FROM ins)`,
-      [
+      prepared(INSERT_OR_GET, [
         s.id, s.token, s.apiSessionId, s.identityId, s.serviceId, s.serviceName, s.type,
         JSON.stringify(s.tags), JSON.stringify(s.edgeRouters), s.servicePolicyIds, s.postureCheckIds, s.createdAt, s.updatedAt,
-      ],
+      ]),
     );
     // Lost a race with a concurrent identical create whose row is not visible yet: read it again.
     if (!rows[0]) return (await this.findExisting(s.apiSessionId, s.serviceId, s.type)) ?? s;
