@@ -13,6 +13,8 @@
 //   3. POST /posture-response (OS, unchanged data, as SDKs resubmit it) and -bulk (3 items),
 //      BENCH_POSTURE_REQUESTS (default 5000) each.
 // It prints requests per second and p50/p90/p99 latency of each. Not part of `npm test`.
+// BENCH_REUSE=1 keeps the seeded database between runs; BENCH_PROFILE=<dir> writes a CPU profile of
+// the controller for each session phase (<dir>/sessions-new.cpuprofile, sessions-repeat...).
 'use strict';
 
 const { fork } = require('node:child_process');
@@ -73,8 +75,30 @@ async function seeded(url) {
 /** Starts the controller in a child process; resolves with its URL, CA and a stop function. */
 function startChild(opts) {
   const child = fork(join(__dirname, 'controller-child.js'), [JSON.stringify(opts)], { stdio: 'inherit' });
+  const ask = (message, answer) => new Promise((done) => {
+    const on = (m) => {
+      if (m !== answer) return;
+      child.off('message', on);
+      done();
+    };
+    child.on('message', on);
+    child.send(message);
+  });
   return new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve({ ...m, stop: () => new Promise((done) => { child.once('exit', done); child.send('stop'); }) }));
+    child.once('message', (m) => resolve({
+      ...m,
+      stop: () => new Promise((done) => { child.once('exit', done); child.send('stop'); }),
+      // BENCH_PROFILE=<dir>: a CPU profile of the controller around each measured phase.
+      profiled: async (name, fn) => {
+        if (!env.BENCH_PROFILE) return fn();
+        await ask('profile-start', 'profile-started');
+        try {
+          return await fn();
+        } finally {
+          await ask(`profile-stop ${name}`, 'profile-stopped');
+        }
+      },
+    }));
     child.once('exit', (code) => reject(new Error(`the controller exited (${code})`)));
   });
 }
@@ -224,8 +248,8 @@ async function main() {
       const j = Math.floor(Math.random() * (i + 1));
       [creates[i], creates[j]] = [creates[j], creates[i]];
     }
-    report('POST /sessions (new sessions)', await load(creates, CONCURRENCY));
-    report('POST /sessions (repeat: deduplicated)', await load(creates, CONCURRENCY));
+    report('POST /sessions (new sessions)', await ctl.profiled('sessions-new', () => load(creates, CONCURRENCY)));
+    report('POST /sessions (repeat: deduplicated)', await ctl.profiled('sessions-repeat', () => load(creates, CONCURRENCY)));
 
     const postures = Array.from({ length: POSTURE_REQUESTS }, (_, i) => () =>
       call('POST', `${C}/posture-response`, { id: 'os', typeId: 'OS', type: 'Linux', version: '6.1.0', build: '1' }, dialers[i % dialers.length].token, 201));

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
+import { registerHttpApp } from './in-process.js';
 
 export interface HttpListener {
   url: string;
@@ -8,7 +9,10 @@ export interface HttpListener {
   close(): Promise<void>;
 }
 
-/** Listens with a context's express app (port 0 = ephemeral) and closes gracefully. */
+/**
+ * Listens with a context's express app (port 0 = ephemeral) and closes gracefully. The gateway of
+ * the same process hands requests for this URL to the app directly (`localHttpApp`).
+ */
 export function listenHttp(app: Express, host: string, port: number): Promise<HttpListener> {
   return new Promise((resolve, reject) => {
     const server: Server = app.listen(port, host);
@@ -17,11 +21,14 @@ export function listenHttp(app: Express, host: string, port: number): Promise<Ht
     server.once('listening', () => {
       const actual = (server.address() as AddressInfo).port;
       const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      const url = `http://${shownHost}:${actual}`;
+      const unregister = registerHttpApp(url, app);
       resolve({
-        url: `http://${shownHost}:${actual}`,
+        url,
         port: actual,
         close: () =>
           new Promise<void>((res) => {
+            unregister();
             server.close(() => res());
             server.closeIdleConnections();
             setTimeout(() => server.closeAllConnections(), 5_000).unref();

@@ -1,7 +1,7 @@
-import { credentials } from '@grpc/grpc-js';
+import { Metadata, Server, ServerCredentials, type ServiceError, type UntypedServiceImplementation, credentials, status } from '@grpc/grpc-js';
 import express from 'express';
-import { HealthServiceClient } from '@ziti/proto';
-import { healthService, intEnv, listenHttp, requireEnv, startGrpcServer } from './index.js';
+import { HealthServiceClient, type HealthServiceServer, HealthServiceService } from '@ziti/proto';
+import { grpcClient, healthService, intEnv, listenHttp, localHttpApp, requireEnv, startGrpcServer } from './index.js';
 
 describe('service-kit', () => {
   it('serves the health service over gRPC on an ephemeral port', async () => {
@@ -32,5 +32,73 @@ describe('service-kit', () => {
     expect(intEnv({ P: '80' }, 'P', 5)).toBe(80);
     expect(() => intEnv({ P: 'eighty' }, 'P', 5)).toThrow(/P must be an integer/);
     expect(() => requireEnv({}, 'DATABASE_URL')).toThrow(/DATABASE_URL is required/);
+  });
+
+  describe('co-located contexts', () => {
+    // A health service whose answers the test controls, recording what its handler saw.
+    function controlled(answer: (call: { request: unknown; getPeer(): string }, cb: (err: Partial<ServiceError> | null, v?: unknown) => void) => void) {
+      const impl: HealthServiceServer = { check: (call, cb) => answer(call as never, cb as never) };
+      return { definition: HealthServiceService, implementation: impl as unknown as UntypedServiceImplementation };
+    }
+    const check = (client: InstanceType<typeof HealthServiceClient>, deadlineMs = 5000) =>
+      new Promise<{ service: string; ready: boolean }>((res, rej) =>
+        client.check({}, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, r) => (err ? rej(err) : res(r))),
+      );
+
+    it('calls a server of the same process directly, with the messages copied through their wire form', async () => {
+      const seen: { request: unknown; peer: string }[] = [];
+      const reply = { service: 'demo', ready: true };
+      const grpc = await startGrpcServer('127.0.0.1', 0, [controlled((call, cb) => (seen.push({ request: call.request, peer: call.getPeer() }), cb(null, reply)))]);
+      const client = grpcClient(HealthServiceClient, grpc.address);
+      const request = {};
+      const answer = await new Promise<{ service: string; ready: boolean }>((res, rej) => client.check(request, (err, r) => (err ? rej(err) : res(r))));
+      expect(answer).toEqual(reply);
+      expect(answer).not.toBe(reply);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.peer).toBe('in-process');
+      expect(seen[0]!.request).not.toBe(request);
+      client.close();
+      await grpc.stop();
+    });
+
+    it('keeps an error\'s code, details and metadata, honours the deadline, and is UNAVAILABLE once the server stopped', async () => {
+      let mode: 'fail' | 'hang' = 'fail';
+      const md = new Metadata();
+      md.set('ziti-error-code', 'NOT_FOUND');
+      const grpc = await startGrpcServer('127.0.0.1', 0, [
+        controlled((_call, cb) => (mode === 'fail' ? cb({ code: status.NOT_FOUND, details: 'no such thing', metadata: md }) : undefined)),
+      ]);
+      const client = grpcClient(HealthServiceClient, grpc.address);
+      await expect(check(client)).rejects.toMatchObject({ code: status.NOT_FOUND, details: 'no such thing' });
+      await check(client).catch((err: ServiceError) => expect(err.metadata.get('ziti-error-code')).toEqual(['NOT_FOUND']));
+      mode = 'hang';
+      await expect(check(client, 50)).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
+      await grpc.stop();
+      await expect(check(client, 2000)).rejects.toMatchObject({ code: status.UNAVAILABLE });
+      client.close();
+    });
+
+    it('goes over the network when no server of this process is registered at the address', async () => {
+      // A plain grpc-js server (as another process would run): not registered, so reached through its port.
+      const server = new Server();
+      const peers: string[] = [];
+      const binding = controlled((call, cb) => (peers.push(call.getPeer()), cb(null, { service: 'remote', ready: true })));
+      server.addService(binding.definition, binding.implementation);
+      const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+      const client = grpcClient(HealthServiceClient, `127.0.0.1:${port}`);
+      expect(await check(client)).toEqual({ service: 'remote', ready: true });
+      expect(peers[0]).toMatch(/^(ipv4:)?127\.0\.0\.1:\d+$/);
+      client.close();
+      server.forceShutdown();
+    });
+
+    it('registers a listening app under its URL until it closes', async () => {
+      const app = express();
+      const http = await listenHttp(app, '127.0.0.1', 0);
+      expect(localHttpApp(http.url)).toBe(app);
+      expect(localHttpApp(`${http.url}/`)).toBe(app);
+      await http.close();
+      expect(localHttpApp(http.url)).toBeUndefined();
+    });
   });
 });

@@ -1,7 +1,8 @@
-import { Metadata, credentials } from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
 import { ApiError, fromGrpcError } from '@ziti/errors';
 import type { RequestPrincipal } from '@ziti/http-kit';
 import { IdentityAuthServiceClient } from '@ziti/proto';
+import { grpcClient } from '@ziti/service-kit';
 
 /** Resolves a `zt-session` token to its principal (identity-auth's `ResolveApiSession`). */
 export interface SessionResolver {
@@ -15,7 +16,7 @@ export interface SessionResolver {
 
 /** A resolver over one long-lived gRPC channel to identity-auth, with a deadline per call. */
 export function grpcSessionResolver(address: string, deadlineMs = 5000): SessionResolver {
-  const client = new IdentityAuthServiceClient(address, credentials.createInsecure());
+  const client = grpcClient(IdentityAuthServiceClient, address);
   return {
     resolve(token, bearerTokens = []) {
       return new Promise((resolve, reject) => {

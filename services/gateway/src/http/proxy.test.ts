@@ -1,5 +1,10 @@
-import type { IncomingMessage } from 'node:http';
-import { keepRepeatedHeaders } from './proxy.js';
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { jsonBody, sendError } from '@ziti/http-kit';
+import { listenHttp, localHttpApp } from '@ziti/service-kit';
+import express from 'express';
+import { readBody } from './body.js';
+import { type ProxiedRequest, createUpstreamProxy, dispatchLocal, keepRepeatedHeaders } from './proxy.js';
 
 const response = (rawHeaders: string[], headers: Record<string, string>) => ({ rawHeaders, headers }) as unknown as IncomingMessage;
 
@@ -17,5 +22,99 @@ describe('keepRepeatedHeaders', () => {
     const res = response(['x-ziti-principal', 'a', 'x-ziti-principal', 'b'], {});
     keepRepeatedHeaders(res);
     expect(res.headers).toEqual({});
+  });
+});
+
+describe('a context in the same process', () => {
+  // The upstream app: echoes what it received, parsed by the services' JSON body parser.
+  const upstreamApp = () => {
+    const app = express();
+    app.use(jsonBody());
+    app.all('/{*rest}', (req, res) => {
+      res.setHeader('x-upstream', 'yes');
+      res.status(201).json({
+        method: req.method,
+        url: req.url,
+        body: req.body ?? null,
+        contentLength: req.headers['content-length'] ?? null,
+        transferEncoding: req.headers['transfer-encoding'] ?? null,
+        forwardedFor: req.headers['x-forwarded-for'] ?? null,
+        forwardedProto: req.headers['x-forwarded-proto'] ?? null,
+        principal: req.headers['x-ziti-principal'] ?? null,
+      });
+    });
+    app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => sendError(res, err, 'test'));
+    return app;
+  };
+
+  // A front server standing in for the gateway: buffers the body, then proxies or dispatches.
+  async function front(handler: (req: ProxiedRequest, res: ServerResponse, next: (err?: unknown) => void) => void) {
+    const app = express();
+    app.use(async (req: express.Request, res: express.Response, next: express.NextFunction) => {
+      (req as ProxiedRequest).zitiBody = await readBody(req, 1 << 20);
+      req.url = `/edge/client/v1${req.url}`;
+      req.headers['x-ziti-principal'] = 'signed-principal';
+      handler(req as ProxiedRequest, res, next);
+    });
+    const server = createServer(app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  }
+
+  const send = async (url: string, init: RequestInit) => {
+    const r = await fetch(url, init);
+    return { status: r.status, upstream: r.headers.get("x-upstream"), json: (await r.json()) as any };
+  };
+
+  it('answers exactly as the proxy does: method, path, body, length, forwarded headers and principal', async () => {
+    // Not registered (plain listen): the proxy goes over the network.
+    const upstream = createServer(upstreamApp());
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    expect(localHttpApp(upstreamUrl)).toBeUndefined();
+    const proxy = createUpstreamProxy('session', upstreamUrl, () => undefined);
+    const viaProxy = await front((req, res, next) => proxy.handler(req as never, res as never, next));
+    const direct = await front((req, res, next) => dispatchLocal(upstreamApp(), req, res, next));
+    try {
+      const cases: [string, RequestInit][] = [
+        ['/sessions?x=1', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ serviceId: 'abc', type: 'Dial' }) }],
+        ['/sessions', { method: 'GET' }],
+        ['/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"broken' }],
+        ['/sessions', { method: 'DELETE', headers: { 'content-type': 'application/json' }, body: '' }],
+      ];
+      for (const [path, init] of cases) {
+        const a = await send(`${viaProxy.url}${path}`, init);
+        const b = await send(`${direct.url}${path}`, init);
+        expect(b).toEqual(a);
+      }
+      const ok = await send(`${direct.url}/sessions?x=1`, cases[0]![1]);
+      expect(ok).toMatchObject({ status: 201, upstream: 'yes', json: { method: 'POST', url: '/edge/client/v1/sessions?x=1', body: { serviceId: 'abc', type: 'Dial' } } });
+      expect(ok.json).toMatchObject({ contentLength: '33', transferEncoding: null, forwardedFor: '127.0.0.1', forwardedProto: 'http', principal: 'signed-principal' });
+      const bad = await send(`${direct.url}/sessions`, cases[2]![1]);
+      expect(bad.status).toBe(400);
+      expect(bad.json.error.code).toBe('COULD_NOT_PARSE_BODY');
+    } finally {
+      await viaProxy.close();
+      await direct.close();
+      proxy.close();
+      await new Promise<void>((r) => upstream.close(() => r()));
+    }
+  });
+
+  it('proxies over the network once the context no longer listens in this process', async () => {
+    const listener = await listenHttp(upstreamApp(), '127.0.0.1', 0);
+    expect(localHttpApp(listener.url)).toBeDefined();
+    await listener.close();
+    expect(localHttpApp(listener.url)).toBeUndefined();
+    const proxy = createUpstreamProxy('session', listener.url, () => undefined);
+    const server = await front((req, res, next) => proxy.handler(req as never, res as never, next));
+    try {
+      const r = await send(`${server.url}/sessions`, { method: 'GET' });
+      expect(r.status).toBe(503);
+      expect(r.json.error.code).toBe('TIMEOUT');
+    } finally {
+      await server.close();
+      proxy.close();
+    }
   });
 });

@@ -1,8 +1,10 @@
-import { Agent, type ClientRequest, type IncomingMessage, ServerResponse } from 'node:http';
+import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { ApiError } from '@ziti/errors';
 import { INTERNAL_HEADER_PREFIX, sendError } from '@ziti/http-kit';
-import type { RequestHandler } from 'express';
+import { localHttpApp } from '@ziti/service-kit';
+import type { Express, NextFunction, RequestHandler } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 
 /** The buffered body and request id the gateway attaches to a request before proxying it. */
@@ -45,11 +47,54 @@ export function keepRepeatedHeaders(res: IncomingMessage): void {
   }
 }
 
+/** Appends a hop to an `x-forwarded-*` header, as the proxy's `xfwd` does. */
+function appendForwarded(headers: IncomingMessage['headers'], name: string, value: string): void {
+  const existing = headers[name];
+  headers[name] = existing ? `${existing},${value}` : value;
+}
+
+/**
+ * Hands a request to the app of a context that runs in this process (the all-in-one controller):
+ * the app gets a request with the headers the proxy would send (principal, request id,
+ * `x-forwarded-*`, the body's length) and the buffered body as its stream, and answers on the
+ * gateway's response. Everything else is as through the proxy, without the loopback connection.
+ */
+export function dispatchLocal(app: Express, req: ProxiedRequest, res: ServerResponse, next: NextFunction): void {
+  const inner = new IncomingMessage(req.socket);
+  inner._read = () => undefined; // the body is pushed below; the client's socket is not touched
+  inner.method = req.method;
+  inner.url = req.url;
+  inner.httpVersion = req.httpVersion;
+  inner.httpVersionMajor = req.httpVersionMajor;
+  inner.httpVersionMinor = req.httpVersionMinor;
+  const headers = { ...req.headers };
+  appendForwarded(headers, 'x-forwarded-for', req.socket.remoteAddress ?? '');
+  appendForwarded(headers, 'x-forwarded-port', String(req.socket.localPort ?? ''));
+  appendForwarded(headers, 'x-forwarded-proto', (req.socket as TLSSocket).encrypted ? 'https' : 'http');
+  headers['x-forwarded-host'] ??= req.headers.host;
+  const body = req.zitiBody;
+  const framed = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+  if (body && (body.length > 0 || framed)) {
+    delete headers['transfer-encoding'];
+    headers['content-length'] = String(body.length);
+  } else if ((req.method === 'DELETE' || req.method === 'OPTIONS') && headers['content-length'] === undefined) {
+    headers['content-length'] = '0'; // as the proxy sends them (http-proxy's deleteLength)
+    delete headers['transfer-encoding'];
+  }
+  inner.headers = headers;
+  inner.rawHeaders = Object.entries(headers).flatMap(([k, v]) => (Array.isArray(v) ? v.flatMap((x) => [k, x]) : v === undefined ? [] : [k, v]));
+  if (body && body.length > 0) inner.push(body);
+  inner.push(null);
+  inner.complete = true;
+  app(inner as never, res as never, next);
+}
+
 /**
  * A reverse proxy (http-proxy-middleware) to one context. It forwards the request with its
  * (already normalised) `req.url`, its headers as the gateway left them (principal and request id
  * included), `x-forwarded-*`, and the body the gateway buffered. Upstream failures and timeouts
  * become 503 `TIMEOUT` in the envelope; `x-ziti-*` response headers never leave the gateway.
+ * When the context's app listens in this process, requests go to it directly instead.
  */
 export function createUpstreamProxy(owner: string, target: string, log: (m: string) => void): { handler: RequestHandler; close(): void } {
   // Idle upstream sockets are dropped well before the services' keep-alive timeout (65 s), so a
@@ -86,5 +131,11 @@ export function createUpstreamProxy(owner: string, target: string, log: (m: stri
       },
     },
   }) as unknown as RequestHandler;
-  return { handler, close: () => agent.destroy() };
+  // A context listening in this process is reached directly (see dispatchLocal).
+  const routed: RequestHandler = (req, res, next) => {
+    const app = localHttpApp(target);
+    if (app) return dispatchLocal(app, req as ProxiedRequest, res, next);
+    return handler(req, res, next);
+  };
+  return { handler: routed, close: () => agent.destroy() };
 }

@@ -1,6 +1,7 @@
-import { Metadata, credentials } from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
 import { fromGrpcError } from '@ziti/errors';
 import { PkiEnrollmentServiceClient, type ServerCredentials } from '@ziti/proto';
+import { grpcClient } from '@ziti/service-kit';
 
 /** The TLS material the gateway serves, from pki-enrollment. */
 export interface TlsCredentials {
@@ -25,7 +26,7 @@ export interface RemotePki {
  * pki-enrollment records as the issuer of enrollment JWTs: the JWT signer is this certificate).
  */
 export function remotePki(address: string, request: { sans: readonly string[]; advertisedAddress: string }, deadlineMs = 5000): RemotePki {
-  const client = new PkiEnrollmentServiceClient(address, credentials.createInsecure());
+  const client = grpcClient(PkiEnrollmentServiceClient, address);
   const fetchOnce = () =>
     new Promise<TlsCredentials>((resolve, reject) => {
       client.getServerCredentials(

@@ -1,7 +1,8 @@
-import { Metadata, type ServiceError, credentials, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { ApiError, fromGrpcError } from '@ziti/errors';
 import { type Enrollment, PkiEnrollmentServiceClient } from '@ziti/proto';
 import type { EnrollmentInfo, PkiContext } from '../domain/pki-context.js';
+import { grpcClient } from '@ziti/service-kit';
 
 /** pki-enrollment's gRPC address, or a function giving it once known (all-in-one start). */
 export type PkiAddress = string | (() => string | undefined) | undefined;
@@ -38,7 +39,7 @@ export function grpcPkiContext(address: PkiAddress, log: (m: string) => void): P
     if (!addr) return undefined;
     if (!client || clientAddress !== addr) {
       client?.close();
-      client = new PkiEnrollmentServiceClient(addr, credentials.createInsecure());
+      client = grpcClient(PkiEnrollmentServiceClient, addr);
       clientAddress = addr;
     }
     return client;

@@ -1,7 +1,8 @@
-import { Metadata, type ServiceError, credentials, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { formatTimestamp } from '@ziti/errors';
 import { type GetRoleAttributeUsageResponse, PolicyServiceClient } from '@ziti/proto';
 import type { IdentityProjection, PolicyContext, PolicyUsage } from '../domain/ports.js';
+import { grpcClient } from '@ziti/service-kit';
 
 /** The policy context's gRPC address, or a function giving it once known (all-in-one start). */
 export type PolicyAddress = string | (() => string | undefined) | undefined;
@@ -21,7 +22,7 @@ export function grpcPolicyContext(address: PolicyAddress, log: (m: string) => vo
     if (!addr) return undefined;
     if (!client || clientAddress !== addr) {
       client?.close();
-      client = new PolicyServiceClient(addr, credentials.createInsecure());
+      client = grpcClient(PolicyServiceClient, addr);
       clientAddress = addr;
     }
     return client;

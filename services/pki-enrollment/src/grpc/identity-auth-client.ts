@@ -1,8 +1,9 @@
-import { Metadata, type ServiceError, credentials, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { ApiError, fromGrpcError } from '@ziti/errors';
 import { IdentityAuthServiceClient } from '@ziti/proto';
 import type { IdentityRef } from '../domain/model.js';
 import type { IdentityDirectory } from '../domain/ports.js';
+import { grpcClient } from '@ziti/service-kit';
 
 const DEADLINE_MS = 5_000;
 
@@ -27,7 +28,7 @@ export function identityAuthDirectory(address: string | (() => string | undefine
     if (created) return created;
     const target = typeof address === 'function' ? address() : address;
     if (!target) throw ApiError.of('TIMEOUT', { cause: { code: 'UNHANDLED', message: 'identity-auth is not available yet' } });
-    created = new IdentityAuthServiceClient(target, credentials.createInsecure());
+    created = grpcClient(IdentityAuthServiceClient, target);
     return created;
   };
   let warned = false;

@@ -1,9 +1,10 @@
 import { createPublicKey, createVerify, X509Certificate } from 'node:crypto';
-import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { PkiEnrollmentServiceClient, PostureServiceClient, type RouterEnrollment, type SigningKey } from '@ziti/proto';
 import { IdentityAuthServiceClient } from '@ziti/proto';
 import type { RouterEnrollmentInfo } from '../domain/model.js';
 import type { PostureEvaluator, PostureResult, RouterEnrollments, SessionTokenReader } from '../domain/ports.js';
+import { grpcClient } from '@ziti/service-kit';
 
 /** A gRPC address now, or a function giving it once the other context has started (the all-in-one start). */
 export type AddressSource = string | (() => string | undefined) | undefined;
@@ -77,7 +78,7 @@ function enrollmentInfo(e: RouterEnrollment): RouterEnrollmentInfo {
 
 /** Router enrollment through pki-enrollment (`CreateRouterEnrollment`, `GetRouterEnrollment`). */
 export function pkiRouterEnrollments(source: AddressSource, log: (m: string) => void): RouterEnrollments & SessionTokenReader & { close(): void } {
-  const rpc = new Optional(source, (a) => new PkiEnrollmentServiceClient(a, credentials.createInsecure()), log);
+  const rpc = new Optional(source, (a) => grpcClient(PkiEnrollmentServiceClient, a), log);
   let key: { at: number; value: SigningKey | null } | undefined;
   const signingKey = async () => {
     if (!key || Date.now() - key.at > 60_000) key = { at: Date.now(), value: await rpc.call<SigningKey>('GetSigningKey', (c, deadline, cb) => c.getSigningKey({}, new Metadata(), { deadline }, cb)).catch(() => null) };
@@ -132,7 +133,7 @@ function verifySignature(parts: string[], alg: string, key: SigningKey): boolean
 
 /** Posture evaluation through the posture context (`PostureService.EvaluatePostureChecks`). */
 export function postureEvaluator(source: AddressSource, log: (m: string) => void): PostureEvaluator & { close(): void } {
-  const rpc = new Optional(source, (a) => new PostureServiceClient(a, credentials.createInsecure()), log);
+  const rpc = new Optional(source, (a) => grpcClient(PostureServiceClient, a), log);
   return {
     async evaluate(identityId, apiSessionId, checkIds, mfaCompletedAt) {
       const res = await rpc
@@ -166,7 +167,7 @@ export function postureEvaluator(source: AddressSource, log: (m: string) => void
  * swallowed: the router write has committed and policy's own projection identity stays.
  */
 export function identityAuthRouterIdentities(source: AddressSource, log: (m: string) => void): import('../domain/ports.js').RouterIdentities & { close(): void } {
-  const rpc = new Optional(source, (a) => new IdentityAuthServiceClient(a, credentials.createInsecure()), log);
+  const rpc = new Optional(source, (a) => grpcClient(IdentityAuthServiceClient, a), log);
   const failed = (what: string) => (err: unknown) => log(`policy: ${what} failed: ${String(err)}`);
   return {
     async ensure(routerId, name) {

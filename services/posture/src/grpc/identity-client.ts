@@ -1,7 +1,8 @@
-import { Metadata, credentials } from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
 import { fromGrpcError } from '@ziti/errors';
 import { IdentityAuthServiceClient } from '@ziti/proto';
 import type { Address } from './policy-client.js';
+import { grpcClient } from '@ziti/service-kit';
 
 /** Whether an identity exists: true, false, or undefined when identity-auth can not say (UNIMPLEMENTED, unreachable). */
 export interface IdentityLookup {
@@ -17,7 +18,7 @@ export function grpcIdentityLookup(address: Address | undefined, log: (m: string
     exists(identityId) {
       const addr = typeof address === 'function' ? address() : address;
       if (!addr) return Promise.resolve(undefined);
-      client ??= new IdentityAuthServiceClient(addr, credentials.createInsecure());
+      client ??= grpcClient(IdentityAuthServiceClient, addr);
       return new Promise((resolve) => {
         client!.getIdentity({ identityId }, new Metadata(), { deadline: Date.now() + 5000 }, (err) => {
           if (!err) return resolve(true);

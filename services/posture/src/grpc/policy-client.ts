@@ -1,8 +1,9 @@
-import { Metadata, type ServiceError, credentials, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { formatTimestamp, fromGrpcError } from '@ziti/errors';
 import { PolicyServiceClient } from '@ziti/proto';
 import type { PostureCheck } from '../domain/model.js';
 import type { PolicyPort } from '../domain/ports.js';
+import { grpcClient } from '@ziti/service-kit';
 
 const DEADLINE_MS = 5000;
 
@@ -16,7 +17,7 @@ export function grpcPolicyPort(address: Address | undefined): PolicyPort & { clo
     if (client) return client;
     const addr = typeof address === 'function' ? address() : address;
     if (!addr) throw Object.assign(new Error('policy context address unknown'), { code: status.UNAVAILABLE });
-    client = new PolicyServiceClient(addr, credentials.createInsecure());
+    client = grpcClient(PolicyServiceClient, addr);
     return client;
   };
   const call = <Req, Res>(method: (c: PolicyServiceClient) => (req: Req, md: Metadata, opts: { deadline: number }, cb: (err: ServiceError | null, res: Res) => void) => unknown, req: Req) =>

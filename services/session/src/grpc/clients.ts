@@ -1,8 +1,9 @@
-import { type Client, Metadata, type ServiceError, credentials } from '@grpc/grpc-js';
+import { type Client, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { ApiError, fromGrpcError } from '@ziti/errors';
 import { type EdgeRouterRef, PkiEnrollmentServiceClient, PolicyServiceClient, PostureServiceClient, type SigningKey } from '@ziti/proto';
 import type { SessionEdgeRouter } from '../domain/model.js';
 import type { PolicyPort, PosturePort } from '../domain/ports.js';
+import { grpcClient } from '@ziti/service-kit';
 
 /** A gRPC address, or a function giving it once known (the all-in-one controller starts the contexts one by one). */
 export type Address = string | (() => string | undefined);
@@ -49,7 +50,7 @@ function edgeRouter(r: EdgeRouterRef): SessionEdgeRouter {
 
 /** `PolicyService.GetServiceAccess`. */
 export function grpcPolicyPort(address: Address | undefined): PolicyPort & { close(): void } {
-  const c = lazy('policy', address, (a) => new PolicyServiceClient(a, credentials.createInsecure()));
+  const c = lazy('policy', address, (a) => grpcClient(PolicyServiceClient, a));
   return {
     async serviceAccess(identityId, serviceId) {
       const r = await c.call((x) => x.getServiceAccess as unknown as Unary<{ identityId: string; serviceId: string }, import('@ziti/proto').ServiceAccess>, { identityId, serviceId });
@@ -67,7 +68,7 @@ export function grpcPolicyPort(address: Address | undefined): PolicyPort & { clo
 
 /** `PostureService.EvaluatePostureChecks` and `RecordFailedServiceRequest`. */
 export function grpcPosturePort(address: Address | undefined): PosturePort & { close(): void } {
-  const c = lazy('posture', address, (a) => new PostureServiceClient(a, credentials.createInsecure()));
+  const c = lazy('posture', address, (a) => grpcClient(PostureServiceClient, a));
   return {
     async evaluate(identityId, apiSessionId, checkIds, mfaCompletedAt) {
       const r = await c.call(
@@ -85,7 +86,7 @@ export function grpcPosturePort(address: Address | undefined): PosturePort & { c
 
 /** `PkiEnrollmentService.GetSigningKey`. */
 export function grpcSigningKeySource(address: Address | undefined): { get(): Promise<SigningKey>; close(): void } {
-  const c = lazy('pki-enrollment', address, (a) => new PkiEnrollmentServiceClient(a, credentials.createInsecure()));
+  const c = lazy('pki-enrollment', address, (a) => grpcClient(PkiEnrollmentServiceClient, a));
   return {
     get() {
       return c.call((x) => x.getSigningKey as unknown as Unary<Record<string, never>, SigningKey>, {});

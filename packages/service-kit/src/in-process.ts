@@ -1,0 +1,144 @@
+import {
+  type ChannelCredentials,
+  type ClientOptions,
+  Metadata,
+  type ServiceDefinition,
+  type ServiceError,
+  status as GrpcStatus,
+  type UntypedServiceImplementation,
+  credentials,
+} from '@grpc/grpc-js';
+import type { Express } from 'express';
+
+/**
+ * Co-located contexts (the all-in-one controller runs every context in one process) call each other
+ * without the network: a gRPC server or HTTP app registers itself under the address it listens on,
+ * and a client created for that address in the same process reaches it directly. Separate processes
+ * find nothing registered and use the network as before; nothing is configured either way.
+ */
+
+interface UnaryMethod {
+  definition: ServiceDefinition[string];
+  handler: (call: unknown, callback: (err: Partial<ServiceError> | null, value?: unknown) => void) => void;
+}
+
+const grpcServers = new Map<string, Map<string, UnaryMethod>>();
+const httpApps = new Map<string, Express>();
+
+/** Registers the unary methods a gRPC server serves at `address`; returns the unregistration. */
+export function registerGrpcServer(address: string, services: { definition: ServiceDefinition; implementation: UntypedServiceImplementation }[]): () => void {
+  const methods = new Map<string, UnaryMethod>();
+  for (const { definition, implementation } of services) {
+    for (const [name, def] of Object.entries(definition)) {
+      const handler = implementation[name] ?? (def.originalName ? implementation[def.originalName] : undefined);
+      if (!handler || def.requestStream || def.responseStream) continue;
+      methods.set(def.path, { definition: def, handler: handler as UnaryMethod['handler'] });
+    }
+  }
+  grpcServers.set(address, methods);
+  return () => {
+    if (grpcServers.get(address) === methods) grpcServers.delete(address);
+  };
+}
+
+/** Registers the HTTP app listening at `url` (`http://host:port`); returns the unregistration. */
+export function registerHttpApp(url: string, app: Express): () => void {
+  httpApps.set(url, app);
+  return () => {
+    if (httpApps.get(url) === app) httpApps.delete(url);
+  };
+}
+
+/** The app listening at `url` in this process, if any. */
+export function localHttpApp(url: string): Express | undefined {
+  return httpApps.get(url.replace(/\/+$/, ''));
+}
+
+type GrpcClientConstructor<C> = {
+  new (address: string, creds: ChannelCredentials, options?: Partial<ClientOptions>): C;
+  service: ServiceDefinition;
+};
+
+function serviceError(code: GrpcStatus, details: string, metadata = new Metadata()): ServiceError {
+  return Object.assign(new Error(`${code} ${GrpcStatus[code]}: ${details}`), { code, details, metadata });
+}
+
+/**
+ * A unary call to a server of this process. The request and the answer are serialised and
+ * deserialised as on the wire (so the callee and the caller never share objects and see the same
+ * defaults), the deadline is honoured, errors keep their code, details and metadata, and a server
+ * that stopped answers UNAVAILABLE as a closed port would.
+ */
+function callLocal(address: string, path: string, request: unknown, deadline: number | undefined, callback: (err: ServiceError | null, value?: unknown) => void): void {
+  const method = grpcServers.get(address)?.get(path);
+  if (!method) {
+    queueMicrotask(() => callback(serviceError(GrpcStatus.UNAVAILABLE, `no connection established to ${address}`)));
+    return;
+  }
+  const def = method.definition;
+  let done = false;
+  let timer: NodeJS.Timeout | undefined;
+  const finish = (err: ServiceError | null, value?: unknown) => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    callback(err, value);
+  };
+  if (deadline !== undefined && Number.isFinite(deadline)) {
+    timer = setTimeout(() => finish(serviceError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded')), Math.max(0, deadline - Date.now()));
+  }
+  let decoded: unknown;
+  try {
+    decoded = def.requestDeserialize(def.requestSerialize(request));
+  } catch (err) {
+    queueMicrotask(() => finish(serviceError(GrpcStatus.INTERNAL, `request serialization failure: ${(err as Error).message}`)));
+    return;
+  }
+  const call = { request: decoded, metadata: new Metadata(), cancelled: false, getPeer: () => 'in-process', getDeadline: () => deadline ?? Infinity };
+  queueMicrotask(() => {
+    try {
+      method.handler(call, (err, value) => {
+        if (err) {
+          const code = typeof err.code === 'number' ? err.code : GrpcStatus.UNKNOWN;
+          return finish(serviceError(code, err.details ?? err.message ?? '', err.metadata ?? new Metadata()));
+        }
+        try {
+          finish(null, def.responseDeserialize(def.responseSerialize(value)));
+        } catch (e) {
+          finish(serviceError(GrpcStatus.INTERNAL, `response serialization failure: ${(e as Error).message}`));
+        }
+      });
+    } catch (err) {
+      finish(serviceError(GrpcStatus.UNKNOWN, (err as Error).message));
+    }
+  });
+}
+
+/**
+ * A client of a generated gRPC service for `address`: calls go to the server of this process when
+ * one is registered there at the time of the call, else over the network (a plaintext channel,
+ * created on first need). The object has the generated client's unary methods and `close()`.
+ * Example: `grpcClient(PolicyServiceClient, '127.0.0.1:18203').getServiceAccess(req, md, { deadline }, cb)`.
+ */
+export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string): C {
+  let remote: (C & { close(): void }) | undefined;
+  const network = () => (remote ??= new Ctor(address, credentials.createInsecure()) as C & { close(): void });
+  const client: Record<string, unknown> = {
+    close: () => remote?.close(),
+  };
+  for (const [name, def] of Object.entries(Ctor.service)) {
+    if (def.requestStream || def.responseStream) continue;
+    client[name] = (request: unknown, ...rest: unknown[]) => {
+      if (!grpcServers.has(address)) {
+        const fn = (network() as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!;
+        return fn.call(remote, request, ...rest);
+      }
+      const callback = rest.find((a) => typeof a === 'function') as (err: ServiceError | null, value?: unknown) => void;
+      const options = rest.find((a) => a !== callback && !(a instanceof Metadata) && typeof a === 'object' && a !== null) as { deadline?: number | Date } | undefined;
+      const deadline = options?.deadline instanceof Date ? options.deadline.getTime() : options?.deadline;
+      callLocal(address, def.path, request, deadline, callback);
+      return undefined;
+    };
+  }
+  return client as C;
+}
