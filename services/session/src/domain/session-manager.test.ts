@@ -2,21 +2,26 @@ import { ApiError } from '@ziti/errors';
 import { CUID_PATTERN, cuid } from './cuid.js';
 import type { Caller, PostureCheckResult, ServiceAccess, Session, SessionType } from './model.js';
 import type { PolicyPort, PosturePort, SessionStore, TokenSigner } from './ports.js';
-import { SessionManager, sessionClaims } from './session-manager.js';
+import { RecentKeys, SessionManager, sessionClaims } from './session-manager.js';
 
 const ER = { name: 'er1', hostname: 'er1.example', isOnline: true, urls: { tls: 'tls://er1:3022' }, supportedProtocols: { tls: 'tls://er1:3022' }, syncStatus: 'SYNC_DONE', cost: 0, noTraversal: false, disabled: false };
 const caller: Caller = { identityId: 'id1', apiSessionId: 'as1', isAdmin: false };
 
 class MemoryStore implements Partial<SessionStore> {
   rows: Session[] = [];
+  lookups = 0;
   async findExisting(a: string, s: string, t: SessionType) {
+    this.lookups += 1;
+    return this.find(a, s, t);
+  }
+  private find(a: string, s: string, t: SessionType) {
     return this.rows.find((r) => r.apiSessionId === a && r.serviceId === s && r.type === t) ?? null;
   }
   async findById(id: string) {
     return this.rows.find((r) => r.id === id) ?? null;
   }
   async insertOrGet(s: Session) {
-    const existing = await this.findExisting(s.apiSessionId, s.serviceId, s.type);
+    const existing = this.find(s.apiSessionId, s.serviceId, s.type);
     if (existing) return existing;
     this.rows.push(s);
     return s;
@@ -128,6 +133,36 @@ describe('POST /sessions checks, in the order of §5.4', () => {
     expect(calls).toEqual(['access']);
     const bind = await manager.create(caller, { serviceId: 's1', type: 'Bind' }).catch((e: ApiError) => e.code);
     expect(bind).toBe('COULD_NOT_VALIDATE');
+  });
+
+  it('a first create is not looked up before the checks; a key this process has not seen still gets the stored session', async () => {
+    const first = setup({});
+    const s = await first.manager.create(caller, { serviceId: 's1' });
+    expect(first.store.lookups).toBe(0);
+    await first.manager.create(caller, { serviceId: 's1' });
+    expect(first.store.lookups).toBe(1);
+    // Another replica (or this one after a restart) with the same store: checks first, then the stored session.
+    const other = setup({});
+    other.store.rows = first.store.rows;
+    const again = await other.manager.create(caller, { serviceId: 's1' });
+    expect(again).toBe(s);
+    expect(other.calls).toEqual(['access']);
+    expect(other.store.rows).toHaveLength(1);
+    // ... and a caller that lost access meanwhile is refused rather than handed the old session.
+    const lost = setup({ visible: false });
+    lost.store.rows = first.store.rows;
+    expect(await code(lost.manager.create(caller, { serviceId: 's1' }))).toBe('404 NOT_FOUND');
+  });
+});
+
+describe('RecentKeys', () => {
+  it('keeps at most its bound, dropping the least recently added', () => {
+    const keys = new RecentKeys(2);
+    keys.add('a');
+    keys.add('b');
+    keys.add('a');
+    keys.add('c');
+    expect([keys.has('a'), keys.has('b'), keys.has('c')]).toEqual([true, false, true]);
   });
 });
 

@@ -26,6 +26,22 @@ export function sessionClaims(s: Pick<Session, 'id' | 'serviceId' | 'apiSessionI
   };
 }
 
+/** A bounded set of recently used keys (insertion order; the oldest go first). */
+export class RecentKeys {
+  private readonly keys = new Set<string>();
+  constructor(private readonly max: number) {}
+
+  has(key: string): boolean {
+    return this.keys.has(key);
+  }
+
+  add(key: string): void {
+    this.keys.delete(key);
+    this.keys.add(key);
+    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value!);
+  }
+}
+
 export interface CreateSessionInput {
   serviceId?: string;
   type?: string;
@@ -37,6 +53,14 @@ export interface CreateSessionInput {
  * service, type), listing and deletion, and their removal when access is lost.
  */
 export class SessionManager {
+  /**
+   * (API session, service, type) keys this process created or returned a session for. Only a key
+   * seen here is looked up before the checks (a repeat is then answered from the store at once); a
+   * first create goes straight to the checks and its insert, which still returns the session that
+   * another replica (or this one before a restart) created for the same key.
+   */
+  private readonly recent = new RecentKeys(50_000);
+
   constructor(
     private readonly store: SessionStore,
     private readonly policy: PolicyPort,
@@ -48,7 +72,8 @@ export class SessionManager {
 
   /**
    * POST /sessions. A repeat for the same API session, service and type returns the existing
-   * session. Otherwise: invisible service → 404; type not permitted → 400 (ServiceId); failing
+   * session (one this process has not seen passes the checks first, then gets the stored one).
+   * Otherwise: invisible service → 404; type not permitted → 400 (ServiceId); failing
    * posture → 409 INVALID_POSTURE (the refusal is recorded for failed-service-requests); no edge
    * router shared by the identity's and the service's policies → 400 NO_EDGE_ROUTERS_AVAILABLE.
    */
@@ -58,8 +83,11 @@ export class SessionManager {
     const serviceId = input.serviceId ?? '';
     if (serviceId === '') throw ApiError.notFound();
 
-    const existing = await this.store.findExisting(caller.apiSessionId, serviceId, type);
-    if (existing) return existing;
+    const key = `${caller.apiSessionId}\n${serviceId}\n${type}`;
+    if (this.recent.has(key)) {
+      const existing = await this.store.findExisting(caller.apiSessionId, serviceId, type);
+      if (existing) return existing;
+    }
 
     const access = await this.policy.serviceAccess(caller.identityId, serviceId);
     if (!access.visible) throw ApiError.notFound();
@@ -87,7 +115,7 @@ export class SessionManager {
     const id = cuid(now.getTime());
     const base = { id, apiSessionId: caller.apiSessionId, identityId: caller.identityId, serviceId, type };
     const token = await this.signer.sign(sessionClaims(base, await this.signer.issuer(), now));
-    return this.store.insertOrGet({
+    const session = await this.store.insertOrGet({
       ...base,
       token,
       serviceName: access.serviceName,
@@ -98,6 +126,8 @@ export class SessionManager {
       createdAt: now,
       updatedAt: now,
     });
+    this.recent.add(key);
+    return session;
   }
 
   /** Client and management lists: an admin sees every session, others their own. */
