@@ -22,6 +22,8 @@ export async function createRedisCache(url: string, opts: RedisCacheOptions = {}
     keyPrefix: opts.keyPrefix,
     lazyConnect: true,
     maxRetriesPerRequest: 3,
+    // Commands issued in the same turn of the event loop (principal lookups of concurrent requests) share one write.
+    enableAutoPipelining: true,
     // No retries before the first connection (fail fast); afterwards reconnect forever.
     retryStrategy: (times) => (started ? Math.min(times * 200, 2_000) : null),
   });

@@ -1,6 +1,7 @@
+import { batched } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
 import type { ConfigType, ListRequest, Page, PolicyType, PostureQueries, Router, Service, ServiceView } from './model.js';
-import type { ListScope, PolicyLink, PostureEvaluator, RenderedService, SessionTokenReader, UnitOfWork } from './ports.js';
+import type { IdentityServicePair, ListScope, PairAccess, PolicyLink, PostureEvaluator, RenderedService, SessionTokenReader, UnitOfWork } from './ports.js';
 import type { Selector } from './roles.js';
 
 /** Who is asking: the identity (and API session) whose view is rendered. */
@@ -26,11 +27,16 @@ const DUMMY: Record<PolicyType, string> = {
  * pair tables maintained at write time, never a policy scan.
  */
 export class AccessManager {
+  /** Session creates arriving together share one lookup (see `batched`). */
+  private readonly accessLookup: (pair: IdentityServicePair) => Promise<PairAccess | null>;
+
   constructor(
     private readonly uow: UnitOfWork,
     private readonly posture: PostureEvaluator,
     private readonly tokens: SessionTokenReader,
-  ) {}
+  ) {
+    this.accessLookup = batched((pairs: IdentityServicePair[]) => this.uow.repos.access.serviceAccess(pairs));
+  }
 
   /**
    * Client `GET /services`: only services a policy grants (admins included). The hot path: the
@@ -182,7 +188,7 @@ export class AccessManager {
 
   /** The gRPC `GetServiceAccess` answer for session create: one indexed lookup. */
   async serviceAccess(identityId: string, serviceId: string) {
-    const a = await this.uow.repos.access.serviceAccess(identityId, serviceId);
+    const a = await this.accessLookup({ identityId, serviceId });
     if (!a || (!a.dial && !a.bind)) return { visible: false, serviceName: a?.serviceName ?? '', permissions: [], policies: [], edgeRouters: [] };
     return {
       visible: true,

@@ -170,17 +170,28 @@ export interface AccessReader {
   configData(identityId: string | null, serviceIds: readonly string[], types: 'all' | readonly string[]): Promise<Map<string, Record<string, Record<string, unknown>>>>;
   policiesFor(identityId: string, serviceIds: readonly string[]): Promise<PolicyLink[]>;
   sharedEdgeRouters(identityId: string, serviceId: string): Promise<Router[]>;
-  /** One lookup for session create: the service's name, the pair's counts, the linking policies, ERP ∩ SERP routers. Null: no such service. */
-  serviceAccess(identityId: string, serviceId: string): Promise<{
-    serviceName: string;
-    dial: boolean;
-    bind: boolean;
-    policies: PolicyLink[];
-    edgeRouters: { id: string; name: string; cost: number; noTraversal: boolean; disabled: boolean }[];
-  } | null>;
+  /**
+   * One lookup for session create, for many (identity, service) pairs at once: per pair, in order,
+   * the service's name, the pair's counts, the linking policies, ERP ∩ SERP routers. Null: no such service.
+   */
+  serviceAccess(pairs: readonly IdentityServicePair[]): Promise<(PairAccess | null)[]>;
   counts(identityId: string, serviceId: string): Promise<{ identityRouters: number; serviceRouters: number }>;
   /** The services an identity reaches through service policies using any of the checks, with those checks. */
   postureCheckServices(identityId: string, checkIds: readonly string[]): Promise<{ id: string; name: string; postureCheckIds: string[] }[]>;
+}
+
+export interface IdentityServicePair {
+  identityId: string;
+  serviceId: string;
+}
+
+/** What session create needs to know about one (identity, service) pair. */
+export interface PairAccess {
+  serviceName: string;
+  dial: boolean;
+  bind: boolean;
+  policies: PolicyLink[];
+  edgeRouters: { id: string; name: string; cost: number; noTraversal: boolean; disabled: boolean }[];
 }
 
 export interface ServiceConfigOverride {

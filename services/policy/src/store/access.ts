@@ -9,19 +9,23 @@ import { toRouter } from './routers.js';
  * advice): everything here is a lookup in the denormalised pair and link tables.
  */
 
-/** Session create's access lookup (its hot path): prepared, planning costs ten times its execution. */
-const SERVICE_ACCESS = `SELECT s."name", x."dial", x."bind",
+/**
+ * Session create's access lookup (its hot path), for a batch of (identity, service) pairs: row `n`
+ * answers pair `n` (no row: no such service). Prepared: planning costs ten times its execution.
+ */
+const SERVICE_ACCESS = `SELECT q."n", s."name", x."dial", x."bind",
          CASE WHEN x."identity_id" IS NULL THEN '[]'::json ELSE coalesce((
            SELECT json_agg(json_build_object('policyId', p."id", 'type', p."type", 'postureCheckIds',
              coalesce((SELECT array_agg(pc."posture_check_id" ORDER BY pc."posture_check_id") FROM "sp_posture_checks" pc WHERE pc."policy_id" = p."id"), '{}')) ORDER BY p."id")
            FROM "sp_identities" spi JOIN "sp_services" sps ON sps."policy_id" = spi."policy_id" AND sps."service_id" = s."id"
-           JOIN "service_policies" p ON p."id" = spi."policy_id" WHERE spi."identity_id" = $1), '[]') END AS policies,
+           JOIN "service_policies" p ON p."id" = spi."policy_id" WHERE spi."identity_id" = q."identity_id"), '[]') END AS policies,
          CASE WHEN x."identity_id" IS NULL THEN '[]'::json ELSE coalesce((
            SELECT json_agg(json_build_object('id', r."id", 'name', r."name", 'cost', r."cost", 'noTraversal', r."no_traversal", 'disabled', r."disabled") ORDER BY r."id")
            FROM "identity_edge_routers" ier JOIN "service_edge_routers" ser ON ser."router_id" = ier."router_id" AND ser."service_id" = s."id"
-           JOIN "routers" r ON r."id" = ier."router_id" WHERE ier."identity_id" = $1), '[]') END AS routers
-       FROM "services" s LEFT JOIN "identity_services" x ON x."service_id" = s."id" AND x."identity_id" = $1
-       WHERE s."id" = $2`;
+           JOIN "routers" r ON r."id" = ier."router_id" WHERE ier."identity_id" = q."identity_id"), '[]') END AS routers
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q("identity_id", "service_id", "n")
+       JOIN "services" s ON s."id" = q."service_id"
+       LEFT JOIN "identity_services" x ON x."service_id" = s."id" AND x."identity_id" = q."identity_id"`;
 
 const POSTURE_CHECK_SERVICES = `SELECT s."id", s."name", array_agg(DISTINCT pc."posture_check_id" ORDER BY pc."posture_check_id") AS checks
        FROM "sp_identities" spi
@@ -92,18 +96,22 @@ export class SqlAccessReader implements AccessReader {
     return rows.map(toRouter);
   }
 
-  /** Everything session create needs, in one statement (the session context's hot path). */
-  async serviceAccess(identityId: string, serviceId: string) {
-    const { rows } = await this.sql.query(prepared(SERVICE_ACCESS, [identityId, serviceId]));
-    const r = rows[0];
-    if (!r) return null;
-    return {
-      serviceName: r.name as string,
-      dial: (r.dial ?? 0) > 0,
-      bind: (r.bind ?? 0) > 0,
-      policies: (r.policies as { policyId: string; type: PolicyType; postureCheckIds: string[] }[]).map((p) => ({ ...p, serviceId })),
-      edgeRouters: r.routers as { id: string; name: string; cost: number; noTraversal: boolean; disabled: boolean }[],
-    };
+  /** Everything session create needs, for many (identity, service) pairs in one statement (the session context's hot path). */
+  async serviceAccess(pairs: readonly { identityId: string; serviceId: string }[]) {
+    if (pairs.length === 0) return [];
+    const { rows } = await this.sql.query(prepared(SERVICE_ACCESS, [pairs.map((p) => p.identityId), pairs.map((p) => p.serviceId)]));
+    const byN = new Map(rows.map((r) => [Number(r.n), r]));
+    return pairs.map(({ serviceId }, i) => {
+      const r = byN.get(i + 1);
+      if (!r) return null;
+      return {
+        serviceName: r.name as string,
+        dial: (r.dial ?? 0) > 0,
+        bind: (r.bind ?? 0) > 0,
+        policies: (r.policies as { policyId: string; type: PolicyType; postureCheckIds: string[] }[]).map((p) => ({ ...p, serviceId })),
+        edgeRouters: r.routers as { id: string; name: string; cost: number; noTraversal: boolean; disabled: boolean }[],
+      };
+    });
   }
 
   async postureCheckServices(identityId: string, checkIds: readonly string[]) {

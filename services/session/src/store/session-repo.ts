@@ -1,4 +1,4 @@
-import { prepared } from '@ziti/db-kit';
+import { batched, prepared } from '@ziti/db-kit';
 import { type EntityQuerySchema, type QuerySymbol, compileListQuery, filterableFields } from '@ziti/http-kit';
 import type { Pool } from 'pg';
 import type { ListRequest, Page, Session, SessionEdgeRouter, SessionType } from '../domain/model.js';
@@ -47,12 +47,25 @@ const SELECT = COLUMNS.map((c) => `"${c}"`).join(', ');
 // The hot path's statements (session create and its dedup lookup), prepared per connection.
 const FIND_EXISTING = `SELECT ${SELECT} FROM "sessions" WHERE "api_session_id" = $1 AND "service_id" = $2 AND "type" = $3`;
 const FIND_BY_ID = `SELECT ${SELECT} FROM "sessions" WHERE "id" = $1`;
-const INSERT_OR_GET = `WITH ins AS (
-    INSERT INTO "sessions" (${SELECT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10::text[], $11::text[], $12, $13)
+/**
+ * Inserts a batch of new sessions (a jsonb array of rows, in key order so that concurrent batches
+ * take their index locks in the same order) and answers, for every key, the row now stored: the
+ * new one, or the one that existed (a repeat). Keys repeated within the batch get the one row.
+ */
+const INSERT_MANY = `WITH x AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS x("id" text, "token" text, "api_session_id" text, "identity_id" text, "service_id" text,
+      "service_name" text, "type" text, "tags" jsonb, "edge_routers" jsonb, "service_policy_ids" text[], "posture_check_ids" text[],
+      "created_at" timestamptz, "updated_at" timestamptz)),
+  ins AS (
+    INSERT INTO "sessions" (${SELECT}) SELECT ${SELECT} FROM x ORDER BY "api_session_id", "service_id", "type"
     ON CONFLICT ("api_session_id", "service_id", "type") DO NOTHING RETURNING ${SELECT})
   SELECT ${SELECT} FROM ins
   UNION ALL
-  SELECT ${SELECT} FROM "sessions" WHERE "api_session_id" = $3 AND "service_id" = $5 AND "type" = $7 AND NOT EXISTS (SELECT 1 FROM ins)`;
+  SELECT ${COLUMNS.map((c) => `s."${c}"`).join(', ')} FROM "sessions" s
+  JOIN x ON s."api_session_id" = x."api_session_id" AND s."service_id" = x."service_id" AND s."type" = x."type"
+  WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins."api_session_id" = x."api_session_id" AND ins."service_id" = x."service_id" AND ins."type" = x."type")`;
+
+const sessionKey = (s: { apiSessionId: string; serviceId: string; type: string }) => `${s.apiSessionId}\n${s.serviceId}\n${s.type}`;
 
 const object = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
@@ -88,16 +101,39 @@ export class SessionRepository implements SessionStore {
     return rows[0] ? toSession(rows[0]) : null;
   }
 
+  /** Session creates arriving together are inserted by one statement (see `batched`). */
+  private readonly insertBatch = batched((sessions: Session[]) => this.insertMany(sessions));
+
   async insertOrGet(s: Session): Promise<Session> {
-    const { rows } = await this.pool.query<Row>(
-      prepared(INSERT_OR_GET, [
-        s.id, s.token, s.apiSessionId, s.identityId, s.serviceId, s.serviceName, s.type,
-        JSON.stringify(s.tags), JSON.stringify(s.edgeRouters), s.servicePolicyIds, s.postureCheckIds, s.createdAt, s.updatedAt,
-      ]),
-    );
+    const stored = await this.insertBatch(s);
     // Lost a race with a concurrent identical create whose row is not visible yet: read it again.
-    if (!rows[0]) return (await this.findExisting(s.apiSessionId, s.serviceId, s.type)) ?? s;
-    return toSession(rows[0]);
+    if (!stored) return (await this.findExisting(s.apiSessionId, s.serviceId, s.type)) ?? s;
+    return stored;
+  }
+
+  /** Per input, in order: the session stored under its key after the insert (null: not visible yet). */
+  async insertMany(sessions: readonly Session[]): Promise<(Session | null)[]> {
+    const rows = sessions.map((s) => ({
+      id: s.id,
+      token: s.token,
+      api_session_id: s.apiSessionId,
+      identity_id: s.identityId,
+      service_id: s.serviceId,
+      service_name: s.serviceName,
+      type: s.type,
+      tags: s.tags,
+      edge_routers: s.edgeRouters,
+      service_policy_ids: s.servicePolicyIds,
+      posture_check_ids: s.postureCheckIds,
+      created_at: s.createdAt.toISOString(),
+      updated_at: s.updatedAt.toISOString(),
+    }));
+    const { rows: stored } = await this.pool.query<Row>(prepared(INSERT_MANY, [JSON.stringify(rows)]));
+    const byKey = new Map(stored.map((r) => [sessionKey({ apiSessionId: r.api_session_id, serviceId: r.service_id, type: r.type }), r]));
+    return sessions.map((s) => {
+      const r = byKey.get(sessionKey(s));
+      return r ? toSession(r) : null;
+    });
   }
 
   async list(req: ListRequest, identityId?: string): Promise<Page<Session>> {
