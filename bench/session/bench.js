@@ -33,6 +33,8 @@ const SERVICES = Number(env.BENCH_SERVICES || 100);
 const CONCURRENCY = Number(env.BENCH_CONCURRENCY || 32);
 const POSTURE_REQUESTS = Number(env.BENCH_POSTURE_REQUESTS || 5000);
 const SCALE = Number(env.BENCH_SCALE || 1);
+// Identities whose session creates warm the controller up before the measured phases (not measured).
+const WARMUP_IDENTITIES = Number(env.BENCH_WARMUP_IDENTITIES || 10);
 // BENCH_REUSE=1 keeps the seeded database of an earlier BENCH_REUSE run (its sessions are cleared).
 const REUSE = env.BENCH_REUSE === '1';
 const REUSE_ADMIN_PASSWORD = 'Bench!reuse-admin-1';
@@ -74,7 +76,7 @@ async function seeded(url) {
 
 /** Starts the controller in a child process; resolves with its URL, CA and a stop function. */
 function startChild(opts) {
-  const child = fork(join(__dirname, 'controller-child.js'), [JSON.stringify(opts)], { stdio: 'inherit' });
+  const child = fork(join(__dirname, 'controller-child.js'), [JSON.stringify(opts)], { stdio: 'inherit', execArgv: (env.BENCH_NODE_FLAGS || '').split(' ').filter(Boolean) });
   const ask = (message, answer) => new Promise((done) => {
     const on = (m) => {
       if (m !== answer) return;
@@ -227,16 +229,16 @@ async function main() {
          AND EXISTS (SELECT 1 FROM policy.identity_edge_routers ier JOIN policy.service_edge_routers ser ON ser.router_id = ier.router_id
                      WHERE ier.identity_id = s.identity_id AND ser.service_id = s.service_id)
        GROUP BY s.identity_id ORDER BY count(*) DESC LIMIT $1`,
-      [IDENTITIES + 2, SERVICES],
+      [IDENTITIES + WARMUP_IDENTITIES, SERVICES],
     );
     const dialers = [];
     for (const [i, r] of rows.entries()) dialers.push({ token: await login(r.identity_id, i), services: r.services });
-    const pairs = dialers.slice(2).reduce((n, d) => n + d.services.length, 0);
-    console.log(`${dialers.length - 2} dialing identities logged in; ${pairs} (API session, service) pairs; concurrency ${CONCURRENCY}`);
+    const pairs = dialers.slice(WARMUP_IDENTITIES).reduce((n, d) => n + d.services.length, 0);
+    console.log(`${dialers.length - WARMUP_IDENTITIES} dialing identities logged in; ${pairs} (API session, service) pairs; concurrency ${CONCURRENCY}`);
     await settle(pg);
 
-    // Warm-up on two spare identities (connections, signing key, caches, JIT).
-    const spare = dialers.splice(0, 2);
+    // Warm-up on spare identities (every pooled connection prepares its statements, signing key, caches, JIT).
+    const spare = dialers.splice(0, WARMUP_IDENTITIES);
     await load(spare.flatMap((d) => d.services.map((s) => () => call('POST', `${C}/sessions`, { serviceId: s }, d.token, 201))), CONCURRENCY);
 
     if (env.BENCH_BASELINE) {

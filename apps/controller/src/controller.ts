@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as gateway from '@ziti/gateway';
 import * as identityAuth from '@ziti/identity-auth';
-import { type Cache, type EventBus, createInProcessBus, createMemoryCache, createNatsBus, createRedisCache } from '@ziti/messaging';
+import { type Cache, type EventBus, createInProcessBus, createMemoryCache, createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
 import * as pkiEnrollment from '@ziti/pki-enrollment';
 import * as policy from '@ziti/policy';
 import * as posture from '@ziti/posture';
@@ -99,6 +99,9 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     started.push({ name: 'event bus', stop: () => bus.close() });
     const cache: Cache = opts.redisUrl ? await createRedisCache(opts.redisUrl, { keyPrefix: opts.cacheKeyPrefix }) : createMemoryCache();
     started.push({ name: 'cache', stop: () => cache.close() });
+    // The principals (identity-auth writes and drops them, the gateway reads them) get a short-lived
+    // copy in memory in front of Redis; one object for both, so a drop clears the copy at once.
+    const principalCache: Cache = opts.redisUrl ? createNearCache(cache) : cache;
 
     const others = [pkiEnrollment, policy, session, posture];
     for (const ctx of [identityAuth, ...others]) await ctx.runMigrations(databaseUrl, log);
@@ -114,6 +117,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     const running = [
       await identityAuth.startService({
         ...common,
+        cache: principalCache,
         ...ports(0),
         policyGrpc: () => late.running?.find((s) => s.name === 'policy')?.grpcAddress,
         pkiEnrollmentGrpc: () => late.running?.find((s) => s.name === 'pki-enrollment')?.grpcAddress,
@@ -143,7 +147,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
 
     const gw = await gateway.startGateway({
       bus,
-      cache,
+      cache: principalCache,
       internalSecret,
       listen: { host: opts.listenHost || '0.0.0.0', port: opts.port ?? 1280 },
       advertisedAddress: opts.advertisedAddress,

@@ -1,4 +1,4 @@
-import { createNatsBus, createRedisCache } from '@ziti/messaging';
+import { createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
 import { onShutdown } from '@ziti/service-kit';
 import { loadConfig } from './config.js';
 import { SERVICE_NAME, startGateway } from './service.js';
@@ -11,7 +11,9 @@ async function main(): Promise<void> {
   const log = (m: string) => console.log(`[${SERVICE_NAME}] ${m}`);
 
   const bus = await createNatsBus({ url: config.natsUrl, name: SERVICE_NAME });
-  const cache = await createRedisCache(config.redisUrl);
+  // Principals read here are served from memory for up to a second; drops made by identity-auth reach
+  // that copy through the invalidation events (at the latest after that second).
+  const cache = createNearCache(await createRedisCache(config.redisUrl));
   const gateway = await startGateway({
     bus,
     cache,

@@ -1,3 +1,4 @@
+import { prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
 import type { Pool } from 'pg';
 import type { ApiSession, ApiSessionView, ApiSessionWithIdentity, ListRequest, Page } from '../domain/model.js';
@@ -37,6 +38,56 @@ const IDENTITY_FACTS = {
 } as const satisfies Prisma.ApiSessionInclude;
 
 type FactsRow = Prisma.ApiSessionGetPayload<{ include: typeof IDENTITY_FACTS }>;
+
+/**
+ * A session with its identity's facts, in raw SQL (the principal resolution on every gateway
+ * cache miss): the columns under their Prisma field names, the identity's and auth policy's
+ * prefixed. Prepared; the condition is appended (`WHERE s."token" = $1` or `s."id" = $1`).
+ */
+const WITH_IDENTITY = `SELECT s."id", s."token", s."identity_id" AS "identityId", s."authenticator_id" AS "authenticatorId",
+  s."ip_address" AS "ipAddress", s."config_types" AS "configTypes", s."is_mfa_required" AS "isMfaRequired",
+  s."is_mfa_complete" AS "isMfaComplete", s."mfa_completed_at" AS "mfaCompletedAt", s."is_cert_extendable" AS "isCertExtendable",
+  s."is_cert_extend_requested" AS "isCertExtendRequested", s."is_cert_key_roll_requested" AS "isCertKeyRollRequested",
+  s."improper_client_cert_chain" AS "improperClientCertChain", s."last_activity_at" AS "lastActivityAt", s."tags",
+  s."created_at" AS "createdAt", s."updated_at" AS "updatedAt",
+  i."id" AS "i_id", i."name" AS "i_name", i."is_admin" AS "i_isAdmin", i."is_default_admin" AS "i_isDefaultAdmin",
+  i."permissions" AS "i_permissions", i."type_id" AS "i_typeId", i."disabled" AS "i_disabled", i."disabled_until" AS "i_disabledUntil",
+  i."external_id" AS "i_externalId", p."secondary_require_totp" AS "p_requireTotp", p."secondary_required_ext_jwt_signer" AS "p_requiredSigner"
+  FROM "api_sessions" s JOIN "identities" i ON i."id" = s."identity_id" JOIN "auth_policies" p ON p."id" = i."auth_policy_id"`;
+const WITH_IDENTITY_BY_TOKEN = `${WITH_IDENTITY} WHERE s."token" = $1`;
+const WITH_IDENTITY_BY_ID = `${WITH_IDENTITY} WHERE s."id" = $1`;
+
+type RawFactsRow = Row & {
+  i_id: string;
+  i_name: string;
+  i_isAdmin: boolean;
+  i_isDefaultAdmin: boolean;
+  i_permissions: string[] | null;
+  i_typeId: string;
+  i_disabled: boolean;
+  i_disabledUntil: Date | null;
+  i_externalId: string | null;
+  p_requireTotp: boolean;
+  p_requiredSigner: string | null;
+};
+
+function rawToWithIdentity(r: RawFactsRow): ApiSessionWithIdentity {
+  return toWithIdentity({
+    ...r,
+    identity: {
+      id: r.i_id,
+      name: r.i_name,
+      isAdmin: r.i_isAdmin,
+      isDefaultAdmin: r.i_isDefaultAdmin,
+      permissions: r.i_permissions ?? [],
+      typeId: r.i_typeId,
+      disabled: r.i_disabled,
+      disabledUntil: r.i_disabledUntil,
+      externalId: r.i_externalId,
+      authPolicy: { secondaryRequireTotp: r.p_requireTotp, secondaryRequiredExtJwtSigner: r.p_requiredSigner },
+    },
+  });
+}
 
 function toWithIdentity(r: FactsRow): ApiSessionWithIdentity {
   const { authPolicy, ...identity } = r.identity;
@@ -98,13 +149,13 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
   }
 
   async findByTokenWithIdentity(token: string): Promise<ApiSessionWithIdentity | null> {
-    const r = await this.db.apiSession.findUnique({ where: { token }, include: IDENTITY_FACTS });
-    return r ? toWithIdentity(r) : null;
+    const { rows } = await this.pool.query<RawFactsRow>(prepared(WITH_IDENTITY_BY_TOKEN, [token]));
+    return rows[0] ? rawToWithIdentity(rows[0]) : null;
   }
 
   async findByIdWithIdentity(id: string): Promise<ApiSessionWithIdentity | null> {
-    const r = await this.db.apiSession.findUnique({ where: { id }, include: IDENTITY_FACTS });
-    return r ? toWithIdentity(r) : null;
+    const { rows } = await this.pool.query<RawFactsRow>(prepared(WITH_IDENTITY_BY_ID, [id]));
+    return rows[0] ? rawToWithIdentity(rows[0]) : null;
   }
 
   async completeMfa(id: string): Promise<string | null> {

@@ -89,6 +89,13 @@ export class SessionManager {
       if (existing) return existing;
     }
 
+    // The token's claims are known before the checks: it is signed while they run, and dropped if they refuse.
+    const now = this.now();
+    const id = cuid(now.getTime());
+    const base = { id, apiSessionId: caller.apiSessionId, identityId: caller.identityId, serviceId, type };
+    const token = this.signer.issuer().then((issuer) => this.signer.sign(sessionClaims(base, issuer, now)));
+    token.catch(() => undefined); // awaited below only when the checks pass
+
     const access = await this.policy.serviceAccess(caller.identityId, serviceId);
     if (!access.visible) throw ApiError.notFound();
     if (!access.permissions.includes(type)) throw ApiError.field('ServiceId', 'service not found', serviceId);
@@ -111,13 +118,9 @@ export class SessionManager {
     }
     if (access.edgeRouters.length === 0) throw ApiError.of('NO_EDGE_ROUTERS_AVAILABLE');
 
-    const now = this.now();
-    const id = cuid(now.getTime());
-    const base = { id, apiSessionId: caller.apiSessionId, identityId: caller.identityId, serviceId, type };
-    const token = await this.signer.sign(sessionClaims(base, await this.signer.issuer(), now));
     const session = await this.store.insertOrGet({
       ...base,
-      token,
+      token: await token,
       serviceName: access.serviceName,
       tags: input.tags ?? {},
       edgeRouters: access.edgeRouters,

@@ -13,11 +13,18 @@ interface Loaded {
 const DIGESTS: Record<string, string> = { ES256: 'sha256', ES384: 'sha384', ES512: 'sha512', RS256: 'sha256' };
 const b64url = (s: string | Buffer) => Buffer.from(s).toString('base64url');
 
-/** A compact JWS (JWT) signature of `claims` with a loaded key: ES256/384/512 (raw r||s) or RS256. */
-function signJwt(k: Loaded, claims: Record<string, unknown>): string {
+/**
+ * A compact JWS (JWT) signature of `claims` with a loaded key: ES256/384/512 (raw r||s) or RS256.
+ * The signature is computed on libuv's thread pool (the callback form of `crypto.sign`), off the
+ * event loop that serves the requests.
+ */
+function signJwt(k: Loaded, claims: Record<string, unknown>): Promise<string> {
   const input = `${k.header}.${b64url(JSON.stringify(claims))}`;
-  const signature = sign(k.digest, Buffer.from(input), k.ecdsa ? { key: k.key, dsaEncoding: 'ieee-p1363' } : k.key);
-  return `${input}.${signature.toString('base64url')}`;
+  return new Promise((resolve, reject) =>
+    sign(k.digest, Buffer.from(input), k.ecdsa ? { key: k.key, dsaEncoding: 'ieee-p1363' } : k.key, (err, signature) =>
+      err ? reject(err) : resolve(`${input}.${signature.toString('base64url')}`),
+    ),
+  );
 }
 
 /**

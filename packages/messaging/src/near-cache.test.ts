@@ -1,0 +1,61 @@
+import { createMemoryCache } from './memory-cache.js';
+import { createNearCache } from './near-cache.js';
+import type { Cache } from './types.js';
+
+/** A shared cache that counts its reads. */
+function counted(now: () => number): Cache & { reads: number } {
+  const inner = createMemoryCache({ now });
+  const c = {
+    reads: 0,
+    get: async (k: string) => {
+      c.reads += 1;
+      return inner.get(k);
+    },
+    set: (k: string, v: string, t: number) => inner.set(k, v, t),
+    del: (...k: string[]) => inner.del(...k),
+    close: () => inner.close(),
+  };
+  return c;
+}
+
+describe('createNearCache', () => {
+  let clock = 1_000_000;
+  const now = () => clock;
+
+  it('serves a value it read from memory for its short TTL, then reads the shared cache again', async () => {
+    const shared = counted(now);
+    await shared.set('k', 'v', 30);
+    const near = createNearCache(shared, { ttlSeconds: 1, now });
+    expect(await near.get('k')).toBe('v');
+    expect(await near.get('k')).toBe('v');
+    expect(shared.reads).toBe(1);
+    clock += 1001;
+    expect(await near.get('k')).toBe('v');
+    expect(shared.reads).toBe(2);
+  });
+
+  it('does not remember misses, and never serves past the value\'s own TTL', async () => {
+    const shared = counted(now);
+    const near = createNearCache(shared, { ttlSeconds: 5, now });
+    expect(await near.get('absent')).toBeNull();
+    await shared.set('absent', 'now-there', 30);
+    expect(await near.get('absent')).toBe('now-there');
+    await near.set('short', 'x', 0.5);
+    clock += 600;
+    expect(await near.get('short')).toBeNull();
+  });
+
+  it('drops both copies at once on del through it; a del made elsewhere shows after the short TTL', async () => {
+    const shared = counted(now);
+    const near = createNearCache(shared, { ttlSeconds: 1, now });
+    await near.set('a', '1', 30);
+    await near.del('a');
+    expect(await near.get('a')).toBeNull();
+    expect(await shared.get('a')).toBeNull();
+    await near.set('b', '2', 30);
+    await shared.del('b'); // another replica
+    expect(await near.get('b')).toBe('2');
+    clock += 1001;
+    expect(await near.get('b')).toBeNull();
+  });
+});
