@@ -24,4 +24,12 @@ export {
   jsonBody,
 } from './app.js';
 export * from './query/index.js';
-export { tokenHash, principalCacheKey, principalCacheKeyFromHash } from './principal-cache.js';
+export {
+  type CachedPrincipal,
+  MAX_PRINCIPAL_CACHE_TTL_SECONDS,
+  tokenHash,
+  principalCacheEntry,
+  principalCacheKey,
+  principalCacheKeyFromHash,
+  principalCacheTtl,
+} from './principal-cache.js';

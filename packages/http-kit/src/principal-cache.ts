@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
+import type { RequestPrincipal } from './principal.js';
 
 /**
  * The shared cache contract for resolved principals. The gateway caches a resolved API session
- * under `principalCacheKey(token)`; identity-auth deletes the same key (after commit) when the
+ * under `principalCacheKey(token)` (identity-auth also puts a new session's principal there at
+ * login); identity-auth deletes the same key (after commit) when the
  * session or its identity changes, and the change events carry `tokenHashes` so every gateway
  * replica can drop it too. Tokens themselves never travel on the bus.
  */
@@ -16,4 +18,29 @@ export function principalCacheKeyFromHash(hash: string): string {
 
 export function principalCacheKey(token: string): string {
   return principalCacheKeyFromHash(tokenHash(token));
+}
+
+/** Cached principals never outlive this, whatever identity-auth suggests. */
+export const MAX_PRINCIPAL_CACHE_TTL_SECONDS = 30;
+
+/** What is kept under `principalCacheKey(token)` (JSON). */
+export interface CachedPrincipal {
+  principal: RequestPrincipal;
+  /** ISO instant after which the entry is stale even if the cache still has it. */
+  expiresAt: string;
+}
+
+/**
+ * How long a principal may be cached: the hint, at most {@link MAX_PRINCIPAL_CACHE_TTL_SECONDS}
+ * and never past the session's expiry; whole seconds (0: not at all).
+ */
+export function principalCacheTtl(hintSeconds: number, principal: Pick<RequestPrincipal, 'expiresAt'>, now: number): number {
+  const sessionLeft = (Date.parse(principal.expiresAt) - now) / 1000;
+  return Math.max(0, Math.floor(Math.min(hintSeconds, MAX_PRINCIPAL_CACHE_TTL_SECONDS, Number.isFinite(sessionLeft) ? sessionLeft : 0)));
+}
+
+/** The cache value of a principal kept for `ttlSeconds` from `now`. */
+export function principalCacheEntry(principal: RequestPrincipal, ttlSeconds: number, now: number): string {
+  const entry: CachedPrincipal = { principal, expiresAt: new Date(now + ttlSeconds * 1000).toISOString() };
+  return JSON.stringify(entry);
 }

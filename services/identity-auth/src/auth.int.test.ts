@@ -165,6 +165,21 @@ describe('authenticate, current API session and token resolution', () => {
     expect(res.wwwAuthenticate).toBe('');
   });
 
+  it('puts a new session\'s principal in the gateway cache at login, the same one resolution gives', async () => {
+    const user = await h.createUser((await h.login()).principal, { isAdmin: false }, 'Cache!pass1');
+    const { token } = await h.login(user.username, 'Cache!pass1', 'client');
+    const raw = await h.cache.get(principalCacheKey(token));
+    expect(raw).not.toBeNull();
+    const cached = JSON.parse(raw!) as { principal: Record<string, unknown>; expiresAt: string };
+    const resolved = (await h.resolve(token)).principal!;
+    expect(cached.principal).toEqual({ ...resolved, expiresAt: cached.principal.expiresAt, expirationSeconds: cached.principal.expirationSeconds });
+    expect(Math.abs(Date.parse(cached.principal.expiresAt as string) - Date.parse(resolved.expiresAt))).toBeLessThan(5_000);
+    expect(cached.principal).toMatchObject({ identityId: user.id, isAdmin: false, isFullyAuthenticated: true, identityTypeId: 'Default' });
+    const left = (Date.parse(cached.expiresAt) - Date.now()) / 1000;
+    expect(left).toBeGreaterThan(25);
+    expect(left).toBeLessThanOrEqual(30);
+  });
+
   it('refuses unknown, expired and disabled-identity tokens with UNAUTHORIZED and the invalid-token challenge', async () => {
     const unknown = await grpcFailure(h.resolve('1b4e28ba-2fa1-41d2-883f-0016d3cca427'));
     expect(unknown.grpcCode).toBe(status.UNAUTHENTICATED);

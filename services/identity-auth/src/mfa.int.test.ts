@@ -1,5 +1,4 @@
-import type { RequestPrincipal } from '@ziti/http-kit';
-import { principalCacheKey } from '@ziti/http-kit';
+import { type RequestPrincipal, principalCacheKey } from '@ziti/http-kit';
 import { totpCode } from './domain/mfa/totp.js';
 import { C, Harness, M } from './testing/harness.js';
 
@@ -90,6 +89,7 @@ describe('TOTP MFA', () => {
       { typeId: 'MFA', provider: 'ziti', format: 'alphaNumeric', httpMethod: 'POST', httpUrl: './authenticate/mfa', minLength: 4, maxLength: 6, isTotpEnrolled: true },
     ]);
     const token = login.headers.get('zt-session')!;
+    expect(await h.cache.get(principalCacheKey(token))).toBeNull(); // a partial session is never cached at login
     const partial = (await h.resolve(token)).principal as RequestPrincipal;
     expect(partial.isFullyAuthenticated).toBe(false);
     const me = as(partial);

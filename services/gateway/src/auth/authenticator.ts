@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError, toApiError } from '@ziti/errors';
-import { type RequestPrincipal, principalCacheKey } from '@ziti/http-kit';
+import { type CachedPrincipal, MAX_PRINCIPAL_CACHE_TTL_SECONDS, type RequestPrincipal, principalCacheEntry, principalCacheKey, principalCacheTtl } from '@ziti/http-kit';
 import type { Cache } from '@ziti/messaging';
 import { formatGoTime } from './go-time.js';
 import type { SessionResolver } from './session-resolver.js';
@@ -14,14 +14,10 @@ export const MISSING_TOKEN_CHALLENGE =
 export const INVALID_TOKEN_CHALLENGE = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"';
 
 /** Cache entries never outlive this, whatever identity-auth suggests. */
-export const MAX_CACHE_TTL_SECONDS = 30;
+export const MAX_CACHE_TTL_SECONDS = MAX_PRINCIPAL_CACHE_TTL_SECONDS;
 
-/** What the gateway keeps under `principalCacheKey(token)`. */
-export interface CachedPrincipal {
-  principal: RequestPrincipal;
-  /** ISO instant after which the entry is stale even if the cache still has it. */
-  expiresAt: string;
-}
+/** What the gateway keeps under `principalCacheKey(token)` (the format is shared with identity-auth). */
+export type { CachedPrincipal };
 
 /**
  * The legacy session token of a request: the `zt-session` header (any case, first value,
@@ -149,12 +145,11 @@ export class Authenticator {
       throw withChallenge(toApiError(err));
     }
     const { principal } = answer;
-    const sessionLeft = (Date.parse(principal.expiresAt) - this.now()) / 1000;
-    const ttl = Math.floor(Math.min(answer.cacheTtlSeconds, MAX_CACHE_TTL_SECONDS, Number.isFinite(sessionLeft) ? sessionLeft : 0));
+    const now = this.now();
+    const ttl = principalCacheTtl(answer.cacheTtlSeconds, principal, now);
     if (ttl >= 1 && principal.isFullyAuthenticated && bearer.length === 0) {
-      const entry: CachedPrincipal = { principal, expiresAt: new Date(this.now() + ttl * 1000).toISOString() };
       try {
-        await this.opts.cache.set(principalCacheKey(token), JSON.stringify(entry), ttl);
+        await this.opts.cache.set(principalCacheKey(token), principalCacheEntry(principal, ttl, now), ttl);
       } catch (err) {
         this.log(`principal cache write failed: ${(err as Error).message}`);
       }

@@ -40,6 +40,40 @@ export interface CurrentSession {
   state: SessionAuthState;
 }
 
+/** The identity facts a principal carries. */
+export interface PrincipalIdentity {
+  id: string;
+  name: string;
+  isAdmin: boolean;
+  isDefaultAdmin: boolean;
+  permissions: string[];
+  typeId: string;
+}
+
+/** The principal of a session for its identity, as of `expiry`. */
+export function principalOf(
+  session: { id: string; configTypes: string[]; authenticatorId: string; mfaCompletedAt: Date | null },
+  identity: PrincipalIdentity,
+  fullyAuthenticated: boolean,
+  expiry: Expiry,
+): ResolvedPrincipal {
+  return {
+    identityId: identity.id,
+    identityName: identity.name,
+    apiSessionId: session.id,
+    isAdmin: identity.isAdmin,
+    isDefaultAdmin: identity.isDefaultAdmin,
+    isFullyAuthenticated: fullyAuthenticated,
+    permissions: identity.permissions,
+    configTypes: session.configTypes,
+    authenticatorId: session.authenticatorId,
+    expiresAt: expiry.expiresAt.toISOString(),
+    expirationSeconds: expiry.expirationSeconds,
+    identityTypeId: identity.typeId,
+    mfaCompletedAt: session.mfaCompletedAt ? session.mfaCompletedAt.toISOString() : '',
+  };
+}
+
 /** A session's `lastActivityAt` is written again only when older than this. */
 export const TOUCH_AFTER_MS = 10_000;
 export const MAX_CACHE_TTL_SECONDS = 30;
@@ -152,29 +186,26 @@ export class ApiSessionManager {
       lastActivityAt = now;
     }
     const state = await this.stateForPrincipal(session, bearerTokens);
-    const { expiresAt, expirationSeconds } = expiryOf(lastActivityAt, this.timeoutMs, now);
-    const identity = session.identity;
+    const expiry = expiryOf(lastActivityAt, this.timeoutMs, now);
     const perRequest = session.secondary.requiredExtJwtSigner !== null;
     const challenge = secondaryChallenge(state);
     return {
-      principal: {
-        identityId: identity.id,
-        identityName: identity.name,
-        apiSessionId: session.id,
-        isAdmin: identity.isAdmin,
-        isDefaultAdmin: identity.isDefaultAdmin,
-        isFullyAuthenticated: isFullyAuthenticated(state),
-        permissions: identity.permissions,
-        configTypes: session.configTypes,
-        authenticatorId: session.authenticatorId,
-        expiresAt: expiresAt.toISOString(),
-        expirationSeconds,
-        identityTypeId: identity.typeId,
-        mfaCompletedAt: session.mfaCompletedAt ? session.mfaCompletedAt.toISOString() : '',
-      },
-      cacheTtlSeconds: perRequest ? 0 : Math.max(1, Math.min(MAX_CACHE_TTL_SECONDS, expirationSeconds)),
+      principal: principalOf(session, session.identity, isFullyAuthenticated(state), expiry),
+      cacheTtlSeconds: perRequest ? 0 : Math.max(1, Math.min(MAX_CACHE_TTL_SECONDS, expiry.expirationSeconds)),
       ...(challenge ? { wwwAuthenticate: challenge } : {}),
     };
+  }
+
+  /**
+   * Puts a new session's principal where the gateway looks first, so the first request after a
+   * login needs no resolution. Only a principal that resolution would cache: fully authenticated,
+   * and not depending on a per-request bearer token (a required secondary ext-jwt signer).
+   */
+  async remember(session: ApiSessionView, identity: PrincipalIdentity, state: SessionAuthState, secondary: { requiredExtJwtSigner: string | null }): Promise<void> {
+    if (!isFullyAuthenticated(state) || secondary.requiredExtJwtSigner !== null) return;
+    const now = new Date();
+    const expiry = expiryOf(session.lastActivityAt, this.timeoutMs, now);
+    await this.cache.put(session.token, principalOf(session, identity, true, expiry), Math.min(MAX_CACHE_TTL_SECONDS, expiry.expirationSeconds));
   }
 
   /** The state a principal needs (no enrollment lookup: `isTotpEnrolled` only matters to views). */

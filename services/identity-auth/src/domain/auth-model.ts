@@ -69,6 +69,10 @@ export interface UpdbLogin extends UpdbCredential {
     id: string;
     name: string;
     externalId: string | null;
+    isAdmin: boolean;
+    isDefaultAdmin: boolean;
+    permissions: string[];
+    typeId: string;
     disabled: boolean;
     disabledUntil: Date | null;
     sdkInfo: JsonMap;

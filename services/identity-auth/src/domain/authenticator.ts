@@ -31,6 +31,9 @@ export interface AuthenticateInput {
 export interface AuthenticateResult {
   session: ApiSessionView;
   state: SessionAuthState;
+  /** Who logged in and the secondary factors of their policy (the new session's principal). */
+  identity: LoginIdentity;
+  secondary: SecondaryFactors;
   /** The secondary ext-jwt challenge when the policy requires a signer whose token was not sent. */
   challenge?: string;
 }
@@ -43,9 +46,22 @@ export interface CertSessionFlags {
   isCertKeyRollRequested: boolean;
 }
 
+/** The identity facts a login reads: enough for the new session and its principal. */
+export interface LoginIdentity {
+  id: string;
+  name: string;
+  externalId: string | null;
+  isAdmin: boolean;
+  isDefaultAdmin: boolean;
+  permissions: string[];
+  typeId: string;
+  sdkInfo: JsonMap;
+  envInfo: JsonMap;
+}
+
 /** Who logged in, and what the new session needs to know about them. */
 export interface LoginPrincipal {
-  identity: { id: string; name: string; externalId: string | null; sdkInfo: JsonMap; envInfo: JsonMap };
+  identity: LoginIdentity;
   authenticatorId: string;
   policy: AuthPolicy;
   mfaVerified: boolean;
@@ -90,7 +106,7 @@ export class Authenticator {
     const session = await this.createSession(who, input);
     const state = await this.factors.state(session, who.identity, secondary, input.bearerTokens);
     const challenge = secondaryChallenge(state);
-    return { session, state, ...(challenge ? { challenge } : {}) };
+    return { session, state, identity: who.identity, secondary, ...(challenge ? { challenge } : {}) };
   }
 
   private async verifyUpdb(username: string, password: string): Promise<LoginPrincipal> {

@@ -54,6 +54,25 @@ export type DomainEvent =
 /** The shared principal cache of the gateways: entries of these tokens must go (after commit). */
 export interface PrincipalCache {
   drop(tokens: readonly string[]): Promise<void>;
+  /** Caches a session's principal for the gateway (best effort: a failure is logged, not thrown). */
+  put(token: string, principal: RequestPrincipalShape, ttlSeconds: number): Promise<void>;
+}
+
+/** The principal every service sees (the shape of `@ziti/http-kit`'s RequestPrincipal). */
+export interface RequestPrincipalShape {
+  identityId: string;
+  identityName: string;
+  apiSessionId: string;
+  isAdmin: boolean;
+  isDefaultAdmin: boolean;
+  isFullyAuthenticated: boolean;
+  permissions: string[];
+  configTypes: string[];
+  authenticatorId: string;
+  expiresAt: string;
+  expirationSeconds: number;
+  identityTypeId: string;
+  mfaCompletedAt?: string;
 }
 
 /** Usage of one role attribute by the policies of the policy context. */

@@ -1,9 +1,9 @@
-import { principalCacheKey } from '@ziti/http-kit';
+import { principalCacheEntry, principalCacheKey } from '@ziti/http-kit';
 import type { Cache } from '@ziti/messaging';
 import type { PrincipalCache } from '../domain/ports.js';
 
 /**
- * Drops gateway-cached principals (`principalCacheKey(token)`) from the shared cache, after the
+ * Puts a new session's principal into the gateway's cache (at login), and drops gateway-cached principals (`principalCacheKey(token)`) from the shared cache, after the
  * change committed. A cache failure is logged, not thrown: the change is done, the outbox event
  * carries the same token hashes, and cache entries expire within 30 s anyway.
  */
@@ -15,6 +15,14 @@ export function sharedPrincipalCache(cache: Cache, log: (msg: string) => void): 
         await cache.del(...tokens.map(principalCacheKey));
       } catch (err) {
         log(`identity-auth: dropping ${tokens.length} cached principal(s) failed: ${(err as Error).message}`);
+      }
+    },
+    async put(token, principal, ttlSeconds) {
+      if (ttlSeconds < 1) return;
+      try {
+        await cache.set(principalCacheKey(token), principalCacheEntry(principal, ttlSeconds, Date.now()), ttlSeconds);
+      } catch (err) {
+        log(`identity-auth: caching a new session's principal failed: ${(err as Error).message}`);
       }
     },
   };

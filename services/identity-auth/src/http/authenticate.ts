@@ -32,13 +32,14 @@ export function authenticateHandlers(auth: Authenticator, sessions: ApiSessionMa
     async authenticate(ctx) {
       const body = (ctx.body ?? {}) as AuthenticateBody;
       const method = queryString(ctx, 'method');
-      const { session, state, challenge } = await auth.authenticate({
+      const { session, state, challenge, identity, secondary } = await auth.authenticate({
         method,
         ...body,
         ipAddress: clientIp(ctx),
         bearerTokens: requestBearerTokens(ctx),
         ...(method === 'cert' ? { clientCertChain: clientCertChainOf(ctx.req, internalSecret) } : {}),
       });
+      await sessions.remember(session, identity, state, secondary);
       const flags = [session.isCertExtendRequested, session.isCertKeyRollRequested].filter(Boolean).map(() => 'true');
       if (flags.length > 0) ctx.res.setHeader(EXTEND_REQUESTED_HEADER, flags);
       const expiry = sessions.expiry(session);

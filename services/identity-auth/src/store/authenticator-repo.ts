@@ -21,6 +21,10 @@ interface LoginRow {
   failedAttempts: number;
   name: string;
   externalId: string | null;
+  isAdmin: boolean;
+  isDefaultAdmin: boolean;
+  permissions: string[] | null;
+  typeId: string;
   disabled: boolean;
   disabledUntil: Date | string | null;
   sdkInfo: unknown;
@@ -100,6 +104,10 @@ function loginIdentity(r: LoginRow): UpdbLogin['identity'] {
     id: r.identityId,
     name: r.name,
     externalId: r.externalId,
+    isAdmin: r.isAdmin,
+    isDefaultAdmin: r.isDefaultAdmin,
+    permissions: r.permissions ?? [],
+    typeId: r.typeId,
     disabled: r.disabled,
     disabledUntil: r.disabledUntil === null ? null : new Date(r.disabledUntil),
     sdkInfo: json(r.sdkInfo),
@@ -109,7 +117,8 @@ function loginIdentity(r: LoginRow): UpdbLogin['identity'] {
 
 /** The identity, auth policy and MFA columns of both logins (authenticator alias "a"). */
 const LOGIN_JOIN = `
-  i."name", i."external_id" AS "externalId", i."disabled", i."disabled_until" AS "disabledUntil",
+  i."name", i."external_id" AS "externalId", i."is_admin" AS "isAdmin", i."is_default_admin" AS "isDefaultAdmin",
+  i."permissions", i."type_id" AS "typeId", i."disabled", i."disabled_until" AS "disabledUntil",
   i."sdk_info" AS "sdkInfo", i."env_info" AS "envInfo", COALESCE(m."is_verified", false) AS "mfaVerified", row_to_json(p) AS "policy"
   FROM "authenticators" a
   JOIN "identities" i ON i."id" = a."identity_id"
