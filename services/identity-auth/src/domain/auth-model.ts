@@ -64,20 +64,21 @@ export interface UpdbCredential {
 }
 
 /** What the password login needs in one read: the credential, its identity and its auth policy. */
+/** The identity facts a login reads: enough for the new session and its principal. */
+export interface LoginIdentity {
+  id: string;
+  name: string;
+  externalId: string | null;
+  isAdmin: boolean;
+  isDefaultAdmin: boolean;
+  permissions: string[];
+  typeId: string;
+  sdkInfo: JsonMap;
+  envInfo: JsonMap;
+}
+
 export interface UpdbLogin extends UpdbCredential {
-  identity: {
-    id: string;
-    name: string;
-    externalId: string | null;
-    isAdmin: boolean;
-    isDefaultAdmin: boolean;
-    permissions: string[];
-    typeId: string;
-    disabled: boolean;
-    disabledUntil: Date | null;
-    sdkInfo: JsonMap;
-    envInfo: JsonMap;
-  };
+  identity: LoginIdentity & { disabled: boolean; disabledUntil: Date | null };
   policy: AuthPolicy;
   /** The identity has a verified TOTP enrollment. */
   mfaVerified: boolean;

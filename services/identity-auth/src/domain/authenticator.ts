@@ -1,6 +1,6 @@
 import { ApiError } from '@ziti/errors';
 import { shortId, uuidToken } from '@ziti/http-kit';
-import type { AuthPolicy } from './auth-model.js';
+import type { AuthPolicy, LoginIdentity } from './auth-model.js';
 import { type JwtVerifier, extJwtChallenge, identityClaim } from './ext-jwt/jwt-verifier.js';
 import type { IdentityManager } from './identity-manager.js';
 import type { ApiSession, ApiSessionView, JsonMap, SecondaryFactors } from './model.js';
@@ -44,19 +44,6 @@ export interface CertSessionFlags {
   isCertExtendable: boolean;
   isCertExtendRequested: boolean;
   isCertKeyRollRequested: boolean;
-}
-
-/** The identity facts a login reads: enough for the new session and its principal. */
-export interface LoginIdentity {
-  id: string;
-  name: string;
-  externalId: string | null;
-  isAdmin: boolean;
-  isDefaultAdmin: boolean;
-  permissions: string[];
-  typeId: string;
-  sdkInfo: JsonMap;
-  envInfo: JsonMap;
 }
 
 /** Who logged in, and what the new session needs to know about them. */

@@ -1,3 +1,4 @@
+import type { RequestPrincipal } from '@ziti/http-kit';
 import type {
   AuthPolicy,
   AuthPolicyFields,
@@ -55,25 +56,9 @@ export type DomainEvent =
 export interface PrincipalCache {
   drop(tokens: readonly string[]): Promise<void>;
   /** Caches a session's principal for the gateway (best effort: a failure is logged, not thrown). */
-  put(token: string, principal: RequestPrincipalShape, ttlSeconds: number): Promise<void>;
+  put(token: string, principal: RequestPrincipal, ttlSeconds: number): Promise<void>;
 }
 
-/** The principal every service sees (the shape of `@ziti/http-kit`'s RequestPrincipal). */
-export interface RequestPrincipalShape {
-  identityId: string;
-  identityName: string;
-  apiSessionId: string;
-  isAdmin: boolean;
-  isDefaultAdmin: boolean;
-  isFullyAuthenticated: boolean;
-  permissions: string[];
-  configTypes: string[];
-  authenticatorId: string;
-  expiresAt: string;
-  expirationSeconds: number;
-  identityTypeId: string;
-  mfaCompletedAt?: string;
-}
 
 /** Usage of one role attribute by the policies of the policy context. */
 export interface PolicyUsage {
