@@ -25,8 +25,17 @@ interface UnaryMethod {
 const grpcServers = new Map<string, Map<string, UnaryMethod>>();
 const httpApps = new Map<string, Express>();
 
+/**
+ * `ZITI_IN_PROCESS=off` turns the shortcut off: nothing registers, so co-located contexts talk
+ * over loopback HTTP and gRPC as separate processes do (to reproduce that shape on one host).
+ */
+export function inProcessEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.ZITI_IN_PROCESS !== 'off';
+}
+
 /** Registers the unary methods a gRPC server serves at `address`; returns the unregistration. */
 export function registerGrpcServer(address: string, services: { definition: ServiceDefinition; implementation: UntypedServiceImplementation }[]): () => void {
+  if (!inProcessEnabled()) return () => undefined;
   const methods = new Map<string, UnaryMethod>();
   for (const { definition, implementation } of services) {
     for (const [name, def] of Object.entries(definition)) {
@@ -43,6 +52,7 @@ export function registerGrpcServer(address: string, services: { definition: Serv
 
 /** Registers the HTTP app listening at `url` (`http://host:port`); returns the unregistration. */
 export function registerHttpApp(url: string, app: Express): () => void {
+  if (!inProcessEnabled()) return () => undefined;
   httpApps.set(url, app);
   return () => {
     if (httpApps.get(url) === app) httpApps.delete(url);

@@ -3,4 +3,4 @@
 export { type HttpListener, listenHttp } from './http.js';
 export { type GrpcServiceBinding, type GrpcListener, healthService, startGrpcServer } from './grpc.js';
 export { onShutdown, requireEnv, intEnv } from './process.js';
-export { grpcClient, localHttpApp, registerGrpcServer, registerHttpApp } from './in-process.js';
+export { grpcClient, inProcessEnabled, localHttpApp, registerGrpcServer, registerHttpApp } from './in-process.js';

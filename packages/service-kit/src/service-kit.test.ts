@@ -1,7 +1,7 @@
 import { Metadata, Server, ServerCredentials, type ServiceError, type UntypedServiceImplementation, credentials, status } from '@grpc/grpc-js';
 import express from 'express';
 import { HealthServiceClient, type HealthServiceServer, HealthServiceService } from '@ziti/proto';
-import { grpcClient, healthService, intEnv, listenHttp, localHttpApp, requireEnv, startGrpcServer } from './index.js';
+import { grpcClient, healthService, inProcessEnabled, intEnv, listenHttp, localHttpApp, requireEnv, startGrpcServer } from './index.js';
 
 describe('service-kit', () => {
   it('serves the health service over gRPC on an ephemeral port', async () => {
@@ -90,6 +90,26 @@ describe('service-kit', () => {
       expect(peers[0]).toMatch(/^(ipv4:)?127\.0\.0\.1:\d+$/);
       client.close();
       server.forceShutdown();
+    });
+
+    it('registers nothing when ZITI_IN_PROCESS=off, so calls take the network', async () => {
+      expect(inProcessEnabled({})).toBe(true);
+      expect(inProcessEnabled({ ZITI_IN_PROCESS: 'off' })).toBe(false);
+      process.env.ZITI_IN_PROCESS = 'off';
+      try {
+        const http = await listenHttp(express(), '127.0.0.1', 0);
+        expect(localHttpApp(http.url)).toBeUndefined();
+        await http.close();
+        const peers: string[] = [];
+        const grpc = await startGrpcServer('127.0.0.1', 0, [controlled((call, cb) => (peers.push(call.getPeer()), cb(null, { service: 'x', ready: true })))]);
+        const client = grpcClient(HealthServiceClient, grpc.address);
+        await check(client);
+        expect(peers[0]).not.toBe('in-process');
+        client.close();
+        await grpc.stop();
+      } finally {
+        delete process.env.ZITI_IN_PROCESS;
+      }
     });
 
     it('registers a listening app under its URL until it closes', async () => {
