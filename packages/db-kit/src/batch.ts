@@ -8,8 +8,8 @@
  * Example: `const find = batched((ids: string[]) => repo.findMany(ids)); await find('a1b2c3d4e')`.
  */
 export function batched<I, O>(run: (inputs: I[]) => Promise<O[]>, maxBatch = 256): (input: I) => Promise<O> {
-  let inputs: I[] = [];
-  let waiters: { resolve: (o: O) => void; reject: (err: unknown) => void }[] = [];
+  const inputs: I[] = [];
+  const waiters: { resolve: (o: O) => void; reject: (err: unknown) => void }[] = [];
   let scheduled = false;
 
   const flush = () => {
@@ -31,8 +31,6 @@ export function batched<I, O>(run: (inputs: I[]) => Promise<O[]>, maxBatch = 256
         },
       );
     }
-    inputs = [];
-    waiters = [];
   };
 
   return (input: I) =>

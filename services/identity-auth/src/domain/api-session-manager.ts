@@ -1,3 +1,4 @@
+import { MAX_PRINCIPAL_CACHE_TTL_SECONDS } from '@ziti/http-kit';
 import { ApiError } from '@ziti/errors';
 import type { ApiSessionView, ApiSessionWithIdentity, ListRequest, Page } from './model.js';
 import { isDisabled } from './model.js';
@@ -76,7 +77,7 @@ export function principalOf(
 
 /** A session's `lastActivityAt` is written again only when older than this. */
 export const TOUCH_AFTER_MS = 10_000;
-export const MAX_CACHE_TTL_SECONDS = 30;
+export const MAX_CACHE_TTL_SECONDS = MAX_PRINCIPAL_CACHE_TTL_SECONDS;
 
 /** 401 for an unknown, expired or disabled session token (§3.4). */
 export function invalidSessionToken(): ApiError {

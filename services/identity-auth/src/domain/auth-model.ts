@@ -63,7 +63,6 @@ export interface UpdbCredential {
   failedAttempts: number;
 }
 
-/** What the password login needs in one read: the credential, its identity and its auth policy. */
 /** The identity facts a login reads: enough for the new session and its principal. */
 export interface LoginIdentity {
   id: string;
@@ -77,6 +76,7 @@ export interface LoginIdentity {
   envInfo: JsonMap;
 }
 
+/** What the password login needs in one read: the credential, its identity and its auth policy. */
 export interface UpdbLogin extends UpdbCredential {
   identity: LoginIdentity & { disabled: boolean; disabledUntil: Date | null };
   policy: AuthPolicy;

@@ -20,25 +20,6 @@ const toDeleted = (r: DeletedRow): DeletedSession => ({ id: r.id, token: r.token
 
 const VIEW_INCLUDE = { identity: { select: { name: true } } } as const satisfies Prisma.ApiSessionInclude;
 
-const IDENTITY_FACTS = {
-  identity: {
-    select: {
-      id: true,
-      name: true,
-      isAdmin: true,
-      isDefaultAdmin: true,
-      permissions: true,
-      typeId: true,
-      disabled: true,
-      disabledUntil: true,
-      externalId: true,
-      authPolicy: { select: { secondaryRequireTotp: true, secondaryRequiredExtJwtSigner: true } },
-    },
-  },
-} as const satisfies Prisma.ApiSessionInclude;
-
-type FactsRow = Prisma.ApiSessionGetPayload<{ include: typeof IDENTITY_FACTS }>;
-
 /**
  * A session with its identity's facts, in raw SQL (the principal resolution on every gateway
  * cache miss): the columns under their Prisma field names, the identity's and auth policy's
@@ -71,9 +52,9 @@ type RawFactsRow = Row & {
   p_requiredSigner: string | null;
 };
 
-function rawToWithIdentity(r: RawFactsRow): ApiSessionWithIdentity {
-  return toWithIdentity({
-    ...r,
+function toWithIdentity(r: RawFactsRow): ApiSessionWithIdentity {
+  return {
+    ...toSession(r),
     identity: {
       id: r.i_id,
       name: r.i_name,
@@ -84,17 +65,8 @@ function rawToWithIdentity(r: RawFactsRow): ApiSessionWithIdentity {
       disabled: r.i_disabled,
       disabledUntil: r.i_disabledUntil,
       externalId: r.i_externalId,
-      authPolicy: { secondaryRequireTotp: r.p_requireTotp, secondaryRequiredExtJwtSigner: r.p_requiredSigner },
     },
-  });
-}
-
-function toWithIdentity(r: FactsRow): ApiSessionWithIdentity {
-  const { authPolicy, ...identity } = r.identity;
-  return {
-    ...toSession(r),
-    identity: { ...identity, permissions: identity.permissions ?? [] },
-    secondary: { requireTotp: authPolicy.secondaryRequireTotp, requiredExtJwtSigner: authPolicy.secondaryRequiredExtJwtSigner },
+    secondary: { requireTotp: r.p_requireTotp, requiredExtJwtSigner: r.p_requiredSigner },
   };
 }
 
@@ -150,12 +122,12 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
 
   async findByTokenWithIdentity(token: string): Promise<ApiSessionWithIdentity | null> {
     const { rows } = await this.pool.query<RawFactsRow>(prepared(WITH_IDENTITY_BY_TOKEN, [token]));
-    return rows[0] ? rawToWithIdentity(rows[0]) : null;
+    return rows[0] ? toWithIdentity(rows[0]) : null;
   }
 
   async findByIdWithIdentity(id: string): Promise<ApiSessionWithIdentity | null> {
     const { rows } = await this.pool.query<RawFactsRow>(prepared(WITH_IDENTITY_BY_ID, [id]));
-    return rows[0] ? rawToWithIdentity(rows[0]) : null;
+    return rows[0] ? toWithIdentity(rows[0]) : null;
   }
 
   async completeMfa(id: string): Promise<string | null> {
