@@ -12,13 +12,17 @@
  *   3. raw again; the raw rate is the mean of 1 and 3.
  * and prints logins/s, p50/p99 latency and the ratio gateway/raw (goal ≥ 0.8).
  *
- * BENCH_SECONDS (default 10) is the length of each measured phase; BENCH_CONCURRENCY (default 16).
+ * BENCH_SECONDS (default 10) is the length of each measured phase; BENCH_CONCURRENCY (default 16);
+ * BENCH_WARMUP_SECONDS (default 2) the login warm-up. With BENCH_PROFILE=<file>, a V8 CPU profile of
+ * the controller's thread during the measured login phase is written to that file.
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import { Session } from 'node:inspector';
+import { writeFile } from 'node:fs/promises';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { startController } from '@ziti/controller';
 import { hashPassword, verifyPassword } from '@ziti/identity-auth/dist/domain/password.js';
@@ -26,7 +30,7 @@ import { createTestDatabase } from '@ziti/test-kit';
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 16);
-const WARMUP_MS = 2000;
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2) * 1000;
 const GOAL = 0.8;
 
 interface Phase {
@@ -157,12 +161,37 @@ interface LoadJob {
 
 /** Runs the login load (warm-up, then the measured phase) in a worker thread; resolves its phase. */
 function loadFromWorker(job: LoadJob): Promise<Phase> {
+  const profile = process.env.BENCH_PROFILE ? profiler(process.env.BENCH_PROFILE) : undefined;
   return new Promise((resolve, reject) => {
     const worker = new Worker(__filename, { workerData: job });
-    worker.once('message', (phase: Phase) => resolve(phase));
+    worker.on('message', (m: { measuring: true } | { phase: Phase }) => {
+      if ('measuring' in m) void profile?.start();
+      else void (profile?.stop() ?? Promise.resolve()).then(() => resolve(m.phase), reject);
+    });
     worker.once('error', reject);
     worker.once('exit', (code) => code !== 0 && reject(new Error(`load worker exited with ${code}`)));
   });
+}
+
+/** A V8 CPU profile of this thread (the controller's), written to `file` when stopped. */
+function profiler(file: string): { start(): Promise<void>; stop(): Promise<void> } {
+  const session = new Session();
+  session.connect();
+  const post = (method: string) =>
+    new Promise<any>((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
+  let started: Promise<unknown> = Promise.resolve();
+  return {
+    async start() {
+      started = post('Profiler.enable').then(() => post('Profiler.start'));
+      await started;
+    },
+    async stop() {
+      await started;
+      const { profile } = await post('Profiler.stop');
+      await writeFile(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 async function loadWorker(job: LoadJob): Promise<void> {
@@ -170,9 +199,10 @@ async function loadWorker(job: LoadJob): Promise<void> {
   const url = new URL('/edge/client/v1/authenticate?method=password', job.url);
   const login = async () => (await request(agent, url, 'POST', { username: job.username, password: job.password })).status === 200;
   await run(WARMUP_MS, CONCURRENCY, login);
+  parentPort!.postMessage({ measuring: true });
   const phase = await run(SECONDS * 1000, CONCURRENCY, login);
   agent.destroy();
-  parentPort!.postMessage(phase);
+  parentPort!.postMessage({ phase });
 }
 
 if (isMainThread) {

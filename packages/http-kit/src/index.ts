@@ -12,17 +12,31 @@ export { checkAccess } from './access.js';
 export { validateBody } from './validate.js';
 export {
   API_BASES,
-  MAX_BODY_BYTES,
   type Handler,
   type HandlerContext,
   type HandlerResult,
   type ServiceAppOptions,
+  type ServiceRequest,
   createServiceApp,
+} from './app.js';
+export {
+  type HttpApp,
+  MAX_BODY_BYTES,
+  BUFFERED_BODY,
+  attachBufferedBody,
+  hasBody,
+  isJsonMediaType,
+  jsonText,
+  mediaTypeOf,
+  readBody,
+  readJsonBody,
+  sendBody,
   sendError,
   sendJson,
-  requestIdMiddleware,
-  jsonBody,
-} from './app.js';
+  tooLarge,
+  withUtf8Charset,
+} from './http.js';
+export { RouteTable, type RouteMatch } from './route-table.js';
 export * from './query/index.js';
 export {
   type CachedPrincipal,

@@ -1,7 +1,6 @@
-import type { Server } from 'node:http';
+import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
-import { registerHttpApp } from './in-process.js';
+import { type HttpApp, registerHttpApp } from './in-process.js';
 
 export interface HttpListener {
   url: string;
@@ -10,12 +9,12 @@ export interface HttpListener {
 }
 
 /**
- * Listens with a context's express app (port 0 = ephemeral) and closes gracefully. The gateway of
+ * Listens with a context's HTTP app (port 0 = ephemeral) and closes gracefully. The gateway of
  * the same process hands requests for this URL to the app directly (`localHttpApp`).
  */
-export function listenHttp(app: Express, host: string, port: number): Promise<HttpListener> {
+export function listenHttp(app: HttpApp, host: string, port: number): Promise<HttpListener> {
   return new Promise((resolve, reject) => {
-    const server: Server = app.listen(port, host);
+    const server: Server = createServer(app).listen(port, host);
     server.keepAliveTimeout = 65_000;
     server.once('error', reject);
     server.once('listening', () => {

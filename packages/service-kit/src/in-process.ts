@@ -8,7 +8,10 @@ import {
   type UntypedServiceImplementation,
   credentials,
 } from '@grpc/grpc-js';
-import type { Express } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** A plain Node.js request listener (what every HTTP app here is). */
+export type HttpApp = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
  * Co-located contexts (the all-in-one controller runs every context in one process) call each other
@@ -23,7 +26,7 @@ interface UnaryMethod {
 }
 
 const grpcServers = new Map<string, Map<string, UnaryMethod>>();
-const httpApps = new Map<string, Express>();
+const httpApps = new Map<string, HttpApp>();
 
 /**
  * `ZITI_IN_PROCESS=off` turns the shortcut off: nothing registers, so co-located contexts talk
@@ -51,7 +54,7 @@ export function registerGrpcServer(address: string, services: { definition: Serv
 }
 
 /** Registers the HTTP app listening at `url` (`http://host:port`); returns the unregistration. */
-export function registerHttpApp(url: string, app: Express): () => void {
+export function registerHttpApp(url: string, app: HttpApp): () => void {
   if (!inProcessEnabled()) return () => undefined;
   httpApps.set(url, app);
   return () => {
@@ -60,7 +63,7 @@ export function registerHttpApp(url: string, app: Express): () => void {
 }
 
 /** The app listening at `url` in this process, if any. */
-export function localHttpApp(url: string): Express | undefined {
+export function localHttpApp(url: string): HttpApp | undefined {
   return httpApps.get(url.replace(/\/+$/, ''));
 }
 

@@ -1,5 +1,5 @@
 import { Metadata, Server, ServerCredentials, type ServiceError, type UntypedServiceImplementation, credentials, status } from '@grpc/grpc-js';
-import express from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HealthServiceClient, type HealthServiceServer, HealthServiceService } from '@ziti/proto';
 import { grpcClient, healthService, inProcessEnabled, intEnv, listenHttp, localHttpApp, requireEnv, startGrpcServer } from './index.js';
 
@@ -17,9 +17,14 @@ describe('service-kit', () => {
     await grpc.stop();
   });
 
-  it('listens with an express app and closes', async () => {
-    const app = express();
-    app.get('/x', (_req, res) => void res.json({ ok: true }));
+  const jsonApp = (req: IncomingMessage, res: ServerResponse) => {
+    res.statusCode = req.url === '/x' ? 200 : 404;
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ ok: req.url === '/x' }));
+  };
+
+  it('listens with a request listener and closes', async () => {
+    const app = jsonApp;
     const http = await listenHttp(app, '127.0.0.1', 0);
     expect(http.port).toBeGreaterThan(0);
     expect(await (await fetch(`${http.url}/x`)).json()).toEqual({ ok: true });
@@ -97,7 +102,7 @@ describe('service-kit', () => {
       expect(inProcessEnabled({ ZITI_IN_PROCESS: 'off' })).toBe(false);
       process.env.ZITI_IN_PROCESS = 'off';
       try {
-        const http = await listenHttp(express(), '127.0.0.1', 0);
+        const http = await listenHttp(jsonApp, '127.0.0.1', 0);
         expect(localHttpApp(http.url)).toBeUndefined();
         await http.close();
         const peers: string[] = [];
@@ -113,7 +118,7 @@ describe('service-kit', () => {
     });
 
     it('registers a listening app under its URL until it closes', async () => {
-      const app = express();
+      const app = (req: IncomingMessage, res: ServerResponse) => jsonApp(req, res);
       const http = await listenHttp(app, '127.0.0.1', 0);
       expect(localHttpApp(http.url)).toBe(app);
       expect(localHttpApp(`${http.url}/`)).toBe(app);

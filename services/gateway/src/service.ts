@@ -5,15 +5,14 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ALL_ROUTES, MODELS, type Owner } from '@ziti/api-contract';
+import { RouteTable } from '@ziti/http-kit';
 import type { Cache, EventBus } from '@ziti/messaging';
-import type { RequestHandler } from 'express';
 import { Authenticator } from './auth/authenticator.js';
 import { grpcSessionResolver } from './auth/session-resolver.js';
 import { subscribeCacheInvalidation } from './events/cache-invalidation.js';
 import { createGatewayApp } from './http/app.js';
 import { informationalHandlers } from './http/informational.js';
-import { createUpstreamProxy } from './http/proxy.js';
-import { RouteTable } from './http/route-table.js';
+import { type UpstreamHandler, createUpstreamProxy } from './http/proxy.js';
 import { controllersHandler } from './http/controllers.js';
 import { type RemotePki, type TlsCredentials, remotePki } from './pki/remote.js';
 import { loadOrCreatePki, requiredSans } from './pki/store.js';
@@ -119,7 +118,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const authenticator = new Authenticator({ cache: deps.cache, resolver, log });
   const subscription = await subscribeCacheInvalidation(deps.bus, deps.cache);
 
-  const proxies: Partial<Record<Owner, RequestHandler>> = {};
+  const proxies: Partial<Record<Owner, UpstreamHandler>> = {};
   const closers: (() => void)[] = [];
   for (const [owner, target] of Object.entries(deps.upstreams)) {
     if (!target) continue;

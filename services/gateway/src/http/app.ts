@@ -1,25 +1,28 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Owner } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
 import {
   CLIENT_CERT_HEADER,
+  type HttpApp,
   MAX_BODY_BYTES,
   PRINCIPAL_HEADER,
   REQUEST_ID_HEADER,
   type RequestPrincipal,
+  type RouteTable,
+  readBody,
+  sendBody,
   sendError,
+  sendJson,
   shortId,
   signClientCertChain,
   signPrincipal,
 } from '@ziti/http-kit';
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { type Authenticator, type Resolved, bearerTokens, missingTokenError, sessionHeaders, sessionToken } from '../auth/authenticator.js';
-import { readBody } from './body.js';
 import { CLIENT_CERT_OPERATIONS, peerChain } from './client-cert.js';
 import { answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders } from './headers.js';
 import type { LocalHandler } from './informational.js';
 import { normalisePath, splitUrl } from './paths.js';
-import { type ProxiedRequest, noUpstreamError } from './proxy.js';
-import type { RouteTable } from './route-table.js';
+import { type ProxiedRequest, type UpstreamHandler, noUpstreamError } from './proxy.js';
 
 /** Probes on the public listener, outside both APIs' namespace (never aliased). */
 export const HEALTH_PATHS = { live: '/ziti-internal/healthz', ready: '/ziti-internal/readyz' } as const;
@@ -32,7 +35,7 @@ export interface GatewayAppOptions {
   /** Handlers of the routes the gateway serves itself, by operationId. */
   local: Record<string, LocalHandler>;
   /** Proxies to the contexts that have an upstream. */
-  proxies: Partial<Record<Owner, RequestHandler>>;
+  proxies: Partial<Record<Owner, UpstreamHandler>>;
   authenticator: Authenticator;
   /** The swagger JSON of an API (`/edge/<api>/v1/swagger.json`). */
   swaggerJson(api: 'client' | 'management'): string;
@@ -40,7 +43,7 @@ export interface GatewayAppOptions {
   draining(): boolean;
 }
 
-async function principalFor(req: Request, opts: GatewayAppOptions): Promise<Resolved> {
+async function principalFor(req: IncomingMessage, opts: GatewayAppOptions): Promise<Resolved> {
   const token = sessionToken(req);
   if (!token) throw missingTokenError();
   return opts.authenticator.resolveRequest(token, bearerTokens(req));
@@ -51,12 +54,61 @@ async function principalFor(req: Request, opts: GatewayAppOptions): Promise<Reso
  * headers, preflight, path aliases, contract match (404/405), the 1 MiB body limit, session
  * authentication for non-anonymous routes, then the gateway's own handler or the owning context.
  */
-export function createGatewayApp(opts: GatewayAppOptions): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
+export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
+  async function handle(req: ProxiedRequest, res: ServerResponse, requestId: string): Promise<void> {
+    if (req.method === 'OPTIONS') return answerPreflight(req, res);
 
-  app.use(async (req: Request, res: Response, next: NextFunction) => {
+    const { path, search } = splitUrl(req.url ?? '/');
+    const collapsed = path.replace(/\/{2,}/g, '/');
+    if (collapsed === HEALTH_PATHS.live) return sendJson(res, { service: 'gateway', status: 'ok' });
+    if (collapsed === HEALTH_PATHS.ready) {
+      const ready = !opts.draining();
+      res.statusCode = ready ? 200 : 503;
+      return sendJson(res, { service: 'gateway', ready });
+    }
+
+    const target = normalisePath(path);
+    if (!target.api || target.relative === undefined) throw ApiError.of('NOT_FOUND');
+    if (target.relative === '/swagger.json' && (req.method === 'GET' || req.method === 'HEAD')) {
+      return sendBody(res, opts.swaggerJson(target.api), 'application/json');
+    }
+    const { route, params } = opts.routes.match(target.api, req.method ?? 'GET', target.relative);
+
+    const body = await readBody(req, MAX_BODY_BYTES);
+
+    let principal: RequestPrincipal | undefined;
+    if (route.access !== 'anonymous') {
+      const resolved = await principalFor(req, opts);
+      principal = resolved.principal;
+      for (const [k, v] of Object.entries(sessionHeaders(principal))) res.setHeader(k, v);
+      // A partial session reaches only the partial routes; with identity-auth's challenge (secondary ext-jwt) when it gave one.
+      if (!principal.isFullyAuthenticated && route.access !== 'partial' && resolved.challenge) {
+        throw ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': resolved.challenge } });
+      }
+    }
+
+    if (route.owner === 'gateway') {
+      const handler = opts.local[route.operationId];
+      if (!handler) throw ApiError.of('NOT_FOUND');
+      const result = handler({ api: target.api, params, req, principal });
+      res.statusCode = result.status ?? route.success.status;
+      if (result.raw !== undefined) return sendBody(res, result.raw, result.contentType ?? 'application/octet-stream');
+      return sendJson(res, result.body);
+    }
+
+    const proxy = opts.proxies[route.owner];
+    if (!proxy) throw noUpstreamError(route.owner);
+    req.url = target.path + search;
+    if (principal) req.headers[PRINCIPAL_HEADER] = signPrincipal(opts.internalSecret, principal, requestId);
+    if (CLIENT_CERT_OPERATIONS.has(route.operationId)) {
+      const chain = peerChain(req);
+      if (chain.length > 0) req.headers[CLIENT_CERT_HEADER] = signClientCertChain(opts.internalSecret, chain, requestId);
+    }
+    req.zitiBody = body;
+    proxy(req, res);
+  }
+
+  return (req: ProxiedRequest, res: ServerResponse) => {
     stripInternalHeaders(req);
     const requestId = shortId();
     req.zitiRequestId = requestId;
@@ -64,68 +116,6 @@ export function createGatewayApp(opts: GatewayAppOptions): express.Express {
     setServerHeaders(res, opts.instanceId, opts.version);
     setCorsHeaders(req, res);
     if (opts.draining()) res.setHeader('connection', 'close');
-    try {
-      if (req.method === 'OPTIONS') return answerPreflight(req, res);
-
-      const { path, search } = splitUrl(req.url);
-      const collapsed = path.replace(/\/{2,}/g, '/');
-      if (collapsed === HEALTH_PATHS.live) return void res.json({ service: 'gateway', status: 'ok' });
-      if (collapsed === HEALTH_PATHS.ready) {
-        const ready = !opts.draining();
-        return void res.status(ready ? 200 : 503).json({ service: 'gateway', ready });
-      }
-
-      const target = normalisePath(path);
-      if (!target.api || target.relative === undefined) throw ApiError.of('NOT_FOUND');
-      if (target.relative === '/swagger.json' && (req.method === 'GET' || req.method === 'HEAD')) {
-        res.type('application/json');
-        return void res.send(opts.swaggerJson(target.api));
-      }
-      const { route, params } = opts.routes.match(target.api, req.method, target.relative);
-
-      const body = await readBody(req, MAX_BODY_BYTES);
-
-      let principal: RequestPrincipal | undefined;
-      if (route.access !== 'anonymous') {
-        const resolved = await principalFor(req, opts);
-        principal = resolved.principal;
-        for (const [k, v] of Object.entries(sessionHeaders(principal))) res.setHeader(k, v);
-        // A partial session reaches only the partial routes; with identity-auth's challenge (secondary ext-jwt) when it gave one.
-        if (!principal.isFullyAuthenticated && route.access !== 'partial' && resolved.challenge) {
-          throw ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': resolved.challenge } });
-        }
-      }
-
-      if (route.owner === 'gateway') {
-        const handler = opts.local[route.operationId];
-        if (!handler) throw ApiError.of('NOT_FOUND');
-        const result = handler({ api: target.api, params, req, principal });
-        res.status(result.status ?? route.success.status);
-        if (result.raw !== undefined) {
-          res.type(result.contentType ?? 'application/octet-stream');
-          return void res.send(result.raw);
-        }
-        return void res.json(result.body);
-      }
-
-      const proxy = opts.proxies[route.owner];
-      if (!proxy) throw noUpstreamError(route.owner);
-      req.url = target.path + search;
-      if (principal) req.headers[PRINCIPAL_HEADER] = signPrincipal(opts.internalSecret, principal, requestId);
-      if (CLIENT_CERT_OPERATIONS.has(route.operationId)) {
-        const chain = peerChain(req);
-        if (chain.length > 0) req.headers[CLIENT_CERT_HEADER] = signClientCertChain(opts.internalSecret, chain, requestId);
-      }
-      (req as ProxiedRequest).zitiBody = body;
-      return void proxy(req, res, next);
-    } catch (err) {
-      next(err);
-    }
-  });
-
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    if (res.headersSent) return void res.destroy();
-    sendError(res, err, req.zitiRequestId ?? shortId());
-  });
-  return app;
+    handle(req, res, requestId).catch((err: unknown) => sendError(res, err, requestId));
+  };
 }

@@ -1,9 +1,7 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { jsonBody, sendError } from '@ziti/http-kit';
+import { readBody, readJsonBody, sendError, sendJson } from '@ziti/http-kit';
 import { listenHttp, localHttpApp } from '@ziti/service-kit';
-import express from 'express';
-import { readBody } from './body.js';
 import { type ProxiedRequest, createUpstreamProxy, dispatchLocal, keepRepeatedHeaders } from './proxy.js';
 
 const response = (rawHeaders: string[], headers: Record<string, string>) => ({ rawHeaders, headers }) as unknown as IncomingMessage;
@@ -26,37 +24,37 @@ describe('keepRepeatedHeaders', () => {
 });
 
 describe('a context in the same process', () => {
-  // The upstream app: echoes what it received, parsed by the services' JSON body parser.
-  const upstreamApp = () => {
-    const app = express();
-    app.use(jsonBody());
-    app.all('/{*rest}', (req, res) => {
-      res.setHeader('x-upstream', 'yes');
-      res.status(201).json({
-        method: req.method,
-        url: req.url,
-        body: req.body ?? null,
-        contentLength: req.headers['content-length'] ?? null,
-        transferEncoding: req.headers['transfer-encoding'] ?? null,
-        forwardedFor: req.headers['x-forwarded-for'] ?? null,
-        forwardedProto: req.headers['x-forwarded-proto'] ?? null,
-        principal: req.headers['x-ziti-principal'] ?? null,
-      });
-    });
-    app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => sendError(res, err, 'test'));
-    return app;
+  // The upstream app: echoes what it received, parsed by the services' JSON body reader.
+  const upstreamApp = () => (req: IncomingMessage, res: ServerResponse) => {
+    readJsonBody(req).then(
+      (body) => {
+        res.setHeader('x-upstream', 'yes');
+        res.statusCode = 201;
+        sendJson(res, {
+          method: req.method,
+          url: req.url,
+          body: body ?? null,
+          contentLength: req.headers['content-length'] ?? null,
+          transferEncoding: req.headers['transfer-encoding'] ?? null,
+          forwardedFor: req.headers['x-forwarded-for'] ?? null,
+          forwardedProto: req.headers['x-forwarded-proto'] ?? null,
+          principal: req.headers['x-ziti-principal'] ?? null,
+        });
+      },
+      (err: unknown) => sendError(res, err, 'test'),
+    );
   };
 
   // A front server standing in for the gateway: buffers the body, then proxies or dispatches.
-  async function front(handler: (req: ProxiedRequest, res: ServerResponse, next: (err?: unknown) => void) => void) {
-    const app = express();
-    app.use(async (req: express.Request, res: express.Response, next: express.NextFunction) => {
-      (req as ProxiedRequest).zitiBody = await readBody(req, 1 << 20);
-      req.url = `/edge/client/v1${req.url}`;
-      req.headers['x-ziti-principal'] = 'signed-principal';
-      handler(req as ProxiedRequest, res, next);
+  async function front(handler: (req: ProxiedRequest, res: ServerResponse) => void) {
+    const server = createServer((req: ProxiedRequest, res) => {
+      readBody(req, 1 << 20).then((body) => {
+        req.zitiBody = body;
+        req.url = `/edge/client/v1${req.url}`;
+        req.headers['x-ziti-principal'] = 'signed-principal';
+        handler(req, res);
+      });
     });
-    const server = createServer(app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
   }
@@ -73,8 +71,8 @@ describe('a context in the same process', () => {
     const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
     expect(localHttpApp(upstreamUrl)).toBeUndefined();
     const proxy = createUpstreamProxy('session', upstreamUrl, () => undefined);
-    const viaProxy = await front((req, res, next) => proxy.handler(req as never, res as never, next));
-    const direct = await front((req, res, next) => dispatchLocal(upstreamApp(), req, res, next));
+    const viaProxy = await front((req, res) => proxy.handler(req, res));
+    const direct = await front((req, res) => dispatchLocal(upstreamApp(), req, res));
     try {
       const cases: [string, RequestInit][] = [
         ['/sessions?x=1', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ serviceId: 'abc', type: 'Dial' }) }],
@@ -107,7 +105,7 @@ describe('a context in the same process', () => {
     await listener.close();
     expect(localHttpApp(listener.url)).toBeUndefined();
     const proxy = createUpstreamProxy('session', listener.url, () => undefined);
-    const server = await front((req, res, next) => proxy.handler(req as never, res as never, next));
+    const server = await front((req, res) => proxy.handler(req, res));
     try {
       const r = await send(`${server.url}/sessions`, { method: 'GET' });
       expect(r.status).toBe(503);

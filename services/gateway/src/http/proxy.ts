@@ -2,9 +2,8 @@ import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { ApiError } from '@ziti/errors';
-import { INTERNAL_HEADER_PREFIX, sendError } from '@ziti/http-kit';
+import { type HttpApp, INTERNAL_HEADER_PREFIX, attachBufferedBody, sendError } from '@ziti/http-kit';
 import { localHttpApp } from '@ziti/service-kit';
-import type { Express, NextFunction, RequestHandler } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 
 /** The buffered body and request id the gateway attaches to a request before proxying it. */
@@ -12,6 +11,9 @@ export interface ProxiedRequest extends IncomingMessage {
   zitiBody?: Buffer;
   zitiRequestId?: string;
 }
+
+/** Forwards a request the gateway has authenticated (and whose body it buffered) to one context. */
+export type UpstreamHandler = (req: ProxiedRequest, res: ServerResponse) => void;
 
 /** How long an upstream may take to answer (the controller's handler timeout). */
 export const UPSTREAM_TIMEOUT_MS = 10_000;
@@ -56,10 +58,11 @@ function appendForwarded(headers: IncomingMessage['headers'], name: string, valu
 /**
  * Hands a request to the app of a context that runs in this process (the all-in-one controller):
  * the app gets a request with the headers the proxy would send (principal, request id,
- * `x-forwarded-*`, the body's length) and the buffered body as its stream, and answers on the
- * gateway's response. Everything else is as through the proxy, without the loopback connection.
+ * `x-forwarded-*`, the body's length) and the buffered body as its stream (and, so that it is not
+ * read twice, as the request's buffered body), and answers on the gateway's response. Everything
+ * else is as through the proxy, without the loopback connection.
  */
-export function dispatchLocal(app: Express, req: ProxiedRequest, res: ServerResponse, next: NextFunction): void {
+export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResponse): void {
   const inner = new IncomingMessage(req.socket);
   inner._read = () => undefined; // the body is pushed below; the client's socket is not touched
   inner.method = req.method;
@@ -86,7 +89,8 @@ export function dispatchLocal(app: Express, req: ProxiedRequest, res: ServerResp
   if (body && body.length > 0) inner.push(body);
   inner.push(null);
   inner.complete = true;
-  app(inner as never, res as never, next);
+  if (body) attachBufferedBody(inner, body);
+  app(inner, res);
 }
 
 /**
@@ -96,7 +100,7 @@ export function dispatchLocal(app: Express, req: ProxiedRequest, res: ServerResp
  * become 503 `TIMEOUT` in the envelope; `x-ziti-*` response headers never leave the gateway.
  * When the context's app listens in this process, requests go to it directly instead.
  */
-export function createUpstreamProxy(owner: string, target: string, log: (m: string) => void): { handler: RequestHandler; close(): void } {
+export function createUpstreamProxy(owner: string, target: string, log: (m: string) => void): { handler: UpstreamHandler; close(): void } {
   // Idle upstream sockets are dropped well before the services' keep-alive timeout (65 s), so a
   // request never lands on a socket the upstream is closing.
   const agent = new Agent({ keepAlive: true, timeout: 30_000 });
@@ -124,18 +128,18 @@ export function createUpstreamProxy(owner: string, target: string, log: (m: stri
       error: (err: Error, req: ProxiedRequest, res: ServerResponse | Socket) => {
         log(`proxy to ${owner} failed for ${req.method} ${req.url}: ${(err as { code?: string }).code ?? err.message}`);
         if (res instanceof ServerResponse && !res.headersSent) {
-          sendError(res as never, upstreamError(owner, err), req.zitiRequestId ?? '');
+          sendError(res, upstreamError(owner, err), req.zitiRequestId ?? '');
         } else {
           res.destroy();
         }
       },
     },
-  }) as unknown as RequestHandler;
+  }) as unknown as (req: ProxiedRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
   // A context listening in this process is reached directly (see dispatchLocal).
-  const routed: RequestHandler = (req, res, next) => {
+  const routed: UpstreamHandler = (req, res) => {
     const app = localHttpApp(target);
-    if (app) return dispatchLocal(app, req as ProxiedRequest, res, next);
-    return handler(req, res, next);
+    if (app) return dispatchLocal(app, req, res);
+    return handler(req, res, (err?: unknown) => sendError(res, err ?? noUpstreamError(owner), req.zitiRequestId ?? ''));
   };
   return { handler: routed, close: () => agent.destroy() };
 }

@@ -34,7 +34,7 @@ export function requestBearerTokens(ctx: HandlerContext): string[] {
 
 /** An MFA code from the body (`{code}`) or the `mfa-validation-code` header. */
 export function mfaCodeOf(ctx: HandlerContext): string {
-  const body = ctx.body ?? ctx.req.body;
+  const body = ctx.body;
   if (body && typeof body === 'object' && typeof (body as { code?: unknown }).code === 'string') return (body as { code: string }).code;
   const header = ctx.req.headers['mfa-validation-code'];
   return typeof header === 'string' ? header.trim() : '';

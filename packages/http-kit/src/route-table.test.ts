@@ -13,6 +13,7 @@ const table = new RouteTable([
   r('thingRoles', 'GET', '/things/roles'),
   r('nested', 'GET', '/things/{id}/parts/{partId}'),
   r('managementOnly', 'GET', '/admin', ['management']),
+  r('summaryOfAny', 'GET', '/{kind}/summary'),
 ]);
 
 function errorOf(fn: () => unknown): ApiError {
@@ -47,6 +48,13 @@ describe('RouteTable', () => {
     expect([notFound.status, notFound.code]).toEqual([404, 'NOT_FOUND']);
     const notAllowed = errorOf(() => table.match('client', 'PUT', '/things/x'));
     expect([notAllowed.status, notAllowed.code]).toEqual([405, 'METHOD_NOT_ALLOWED']);
+  });
+
+  it('tries templates that start with a parameter for every first segment', () => {
+    const any = table.match('client', 'GET', '/widgets/summary');
+    expect([any.route.operationId, any.params]).toEqual(['summaryOfAny', { kind: 'widgets' }]);
+    expect(table.match('client', 'GET', '/things/summary').route.operationId).toBe('detailThing');
+    expect(errorOf(() => table.match('client', 'POST', '/widgets/summary')).code).toBe('METHOD_NOT_ALLOWED');
   });
 
   it('keeps the two APIs apart', () => {

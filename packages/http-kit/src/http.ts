@@ -1,0 +1,222 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { ApiError, errorEnvelope, toApiError } from '@ziti/errors';
+import iconv from 'iconv-lite';
+
+/**
+ * The plain Node.js request/response layer of every HTTP app here (the gateway and each context):
+ * a request listener, JSON bodies read with the limits and error codes of the Edge API, and
+ * responses written with the headers clients have always received.
+ */
+export type HttpApp = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Maximum request body, as the controller's `api.MaxRequestBodySize`. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * A request handed over inside one process (the gateway to a co-located context) carries the body
+ * the gateway already buffered under this symbol, so it is not read from the stream a second time.
+ * A symbol cannot arrive over the network.
+ */
+export const BUFFERED_BODY = Symbol.for('ziti.buffered-body');
+
+type WithBufferedBody = IncomingMessage & { [BUFFERED_BODY]?: Buffer };
+
+/** Attaches the already-buffered body of a request handed over in-process. */
+export function attachBufferedBody(req: IncomingMessage, body: Buffer): void {
+  (req as WithBufferedBody)[BUFFERED_BODY] = body;
+}
+
+const UNLIMITED_LIMIT = /"limit":9223372036854776000\b/g;
+
+/**
+ * JSON text of a body. The "unlimited" page size is 2^63-1 on the wire, which a JS number cannot
+ * hold exactly (it stringifies as 9223372036854776000); the pagination `limit` is written exactly.
+ */
+export function jsonText(body: unknown): string {
+  const text = JSON.stringify(body);
+  return text.includes('"limit":9223372036854776000') ? text.replace(UNLIMITED_LIMIT, '"limit":9223372036854775807') : text;
+}
+
+/** `type` with `charset=utf-8` (replacing a charset it had), as a text body is sent. */
+export function withUtf8Charset(type: string): string {
+  const semi = type.indexOf(';');
+  if (semi < 0) return `${type}; charset=utf-8`;
+  const params = type
+    .slice(semi + 1)
+    .split(';')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0 && !/^charset\s*=/i.test(p));
+  return [type.slice(0, semi).trim(), ...params, 'charset=utf-8'].join('; ');
+}
+
+/**
+ * Ends the response with `chunk`: `content-type` (a text body always says `charset=utf-8`) and
+ * `content-length` are set; a 204 or 304 goes out without body or content headers.
+ */
+export function sendBody(res: ServerResponse, chunk: string | Buffer, contentType: string): void {
+  const status = res.statusCode;
+  if (status === 204 || status === 304) {
+    res.removeHeader('content-type');
+    res.removeHeader('content-length');
+    res.removeHeader('transfer-encoding');
+    res.end();
+    return;
+  }
+  const text = typeof chunk === 'string';
+  res.setHeader('content-type', text ? withUtf8Charset(contentType) : contentType);
+  if (!res.hasHeader('transfer-encoding')) res.setHeader('content-length', text ? Buffer.byteLength(chunk) : chunk.length);
+  res.end(chunk);
+}
+
+/** Ends the response with `body` as JSON. */
+export function sendJson(res: ServerResponse, body: unknown): void {
+  sendBody(res, jsonText(body), 'application/json');
+}
+
+/** Sends an error in the OpenZiti envelope (status, its headers, and the body with `requestId`). */
+export function sendError(res: ServerResponse, err: unknown, requestId: string): void {
+  const apiErr = toApiError(err);
+  if (apiErr.status >= 500 && apiErr.code === 'UNHANDLED') console.error(`[${requestId}]`, err);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.statusCode = apiErr.status;
+  for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
+  sendJson(res, errorEnvelope(apiErr, requestId));
+}
+
+/** True when the request says it has a body (`transfer-encoding`, or a numeric `content-length`, even 0). */
+export function hasBody(req: IncomingMessage): boolean {
+  const len = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (len !== undefined && len.trim() !== '' && !Number.isNaN(Number(len)));
+}
+
+/** The media type of the request (`type/subtype`, lower case) without parameters, or undefined. */
+export function mediaTypeOf(req: IncomingMessage): string | undefined {
+  const ct = req.headers['content-type'];
+  if (typeof ct !== 'string') return undefined;
+  const semi = ct.indexOf(';');
+  const type = (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase();
+  return type.length > 0 ? type : undefined;
+}
+
+/** `application/json` or `application/<anything>+json`. */
+export function isJsonMediaType(type: string | undefined): boolean {
+  return type === 'application/json' || (type !== undefined && /^application\/[^/\s]+\+json$/.test(type));
+}
+
+function charsetOf(req: IncomingMessage): string {
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(req.headers['content-type'] ?? '');
+  return (m?.[1] ?? 'utf-8').toLowerCase();
+}
+
+function unsupportedMediaType(message: string): ApiError {
+  return ApiError.of('COULD_NOT_VALIDATE', { status: 415, cause: { code: 'UNHANDLED', message } } as never);
+}
+
+export function tooLarge(): ApiError {
+  return ApiError.of('REQUEST_ENTITY_TOO_LARGE');
+}
+
+/**
+ * Buffers a request body of at most `limit` bytes, whatever its framing (`content-length` or
+ * chunked). A declared length above the limit fails at once, without reading; a stream that grows
+ * past it fails as soon as it does. After a failure the rest of the body is drained and discarded,
+ * so that the client can read the 413 before the connection closes.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    req.resume();
+    return Promise.reject(tooLarge());
+  }
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    const onData = (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        chunks.length = 0;
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      if (!failed) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      if (!failed) reject(ApiError.of('COULD_NOT_READ_BODY', { cause: { code: 'UNHANDLED', message: err.message } }));
+    };
+    const onAborted = () => onError(new Error('request aborted'));
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (failed) req.resume();
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
+
+function decompress(body: Buffer, encoding: string, limit: number): Buffer {
+  const opts = { maxOutputLength: limit };
+  try {
+    switch (encoding) {
+      case 'identity':
+        return body;
+      case 'gzip':
+      case 'x-gzip':
+        return gunzipSync(body, opts);
+      case 'deflate':
+        return inflateSync(body, opts);
+      case 'br':
+        return brotliDecompressSync(body, opts);
+      default:
+        throw unsupportedMediaType(`unsupported content encoding "${encoding}"`);
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
+    throw ApiError.of('COULD_NOT_READ_BODY', { cause: { code: 'UNHANDLED', message: (err as Error).message } });
+  }
+}
+
+/**
+ * The JSON body of a request, as the Edge API reads it: only when the request has a body with a
+ * JSON media type (`application/json`, `application/*+json`), else undefined and the stream is left
+ * unread. At most {@link MAX_BODY_BYTES} (413 `REQUEST_ENTITY_TOO_LARGE`, after decompression too);
+ * `gzip`, `deflate` and `br` content encodings; a `utf-*` charset (415 otherwise); an empty body is
+ * `{}`; any JSON value is accepted; malformed JSON is 400 `COULD_NOT_PARSE_BODY`.
+ */
+export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+  if (!hasBody(req) || !isJsonMediaType(mediaTypeOf(req))) return undefined;
+  const charset = charsetOf(req);
+  const utf8 = charset === 'utf-8' || charset === 'utf8';
+  if (!utf8 && (!charset.startsWith('utf-') || !iconv.encodingExists(charset))) {
+    throw unsupportedMediaType(`unsupported charset "${charset.toUpperCase()}"`);
+  }
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const buffered = (req as WithBufferedBody)[BUFFERED_BODY];
+  const raw = buffered ?? (await readBody(req, limit));
+  const body = decompress(raw, encoding, limit);
+  let text = utf8 ? body.toString('utf8') : iconv.decode(body, charset);
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.length === 0) return {};
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw ApiError.of('COULD_NOT_PARSE_BODY', { cause: { code: 'UNHANDLED', message: String((err as Error).message) } });
+  }
+}
