@@ -6,6 +6,7 @@ import { ProjectionManager } from './domain/projection-manager.js';
 import { RouterManager } from './domain/router-manager.js';
 import { ServiceManager } from './domain/service-manager.js';
 import { runMigrations } from './schema.js';
+import { SqlAccessReader } from './store/access.js';
 import { type Database, openDatabase } from './store/db.js';
 import { SqlUnitOfWork } from './store/unit-of-work.js';
 
@@ -89,5 +90,22 @@ describe('access with posture checks', () => {
     expect(a.edgeRouters.map((r) => r.id)).toEqual([ids.er2]);
     expect((await access(async () => null).serviceAccess('bob', ids.svc)).visible).toBe(false);
     expect((await access(async () => null).serviceAccess('alice', 'no-such-service')).visible).toBe(false);
+  });
+
+  it('keeps one generic plan for the batched access lookup instead of planning it on every call', async () => {
+    const one = openDatabase(tdb.url, () => undefined, 1); // one connection: the prepared statement's plan cache is observable
+    try {
+      const reader = new SqlAccessReader(one.pool);
+      for (let i = 0; i < 8; i++) {
+        const batch = Array.from({ length: 1 + (i % 4) }, (_, j) => ({ identityId: j % 2 ? 'bob' : 'alice', serviceId: ids.svc! }));
+        const answers = await reader.serviceAccess(batch);
+        expect(answers.map((a) => a?.dial)).toEqual(batch.map((b) => b.identityId === 'alice'));
+      }
+      const { rows } = await one.pool.query(`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%jsonb_to_recordset%'`);
+      expect(rows).toHaveLength(1);
+      expect(Number(rows[0].generic_plans)).toBeGreaterThanOrEqual(3);
+    } finally {
+      await one.close();
+    }
   });
 });
