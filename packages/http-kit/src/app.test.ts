@@ -1,7 +1,9 @@
 import request from 'supertest';
 import { Type } from '@sinclair/typebox';
 import type { RouteDef } from '@ziti/api-contract';
+import { createServer } from 'node:http';
 import { createServiceApp } from './app.js';
+import { attachPrincipal } from './http.js';
 import { PRINCIPAL_HEADER, type RequestPrincipal, signPrincipal } from './principal.js';
 
 const SECRET = 'test-secret';
@@ -185,5 +187,16 @@ describe('createServiceApp', () => {
   it('serves health and readiness', async () => {
     expect((await request(app).get('/healthz')).status).toBe(200);
     expect((await request(app).get('/readyz')).body.ready).toBe(true);
+  });
+
+  it('takes the principal a request was handed over with in-process, without a signed header', async () => {
+    const handed = createServer((req, res) => {
+      if (req.headers['x-test-hand-over'] === 'yes') attachPrincipal(req, principal({ identityId: 'handed' }));
+      app(req, res);
+    });
+    const ok = await request(handed).get('/edge/client/v1/mine').set('x-test-hand-over', 'yes');
+    expect([ok.status, ok.body.data.id]).toEqual([200, 'handed']);
+    const none = await request(handed).get('/edge/client/v1/mine');
+    expect(none.status).toBe(401);
   });
 });

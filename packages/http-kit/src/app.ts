@@ -3,7 +3,7 @@ import { type ApiName, type Owner, type RouteDef, routesFor } from '@ziti/api-co
 import { ApiError } from '@ziti/errors';
 import qs from 'qs';
 import { checkAccess } from './access.js';
-import { type HttpApp, hasBody, isJsonMediaType, mediaTypeOf, readJsonBody, sendBody, sendError, sendJson } from './http.js';
+import { type HttpApp, handedOverPrincipal, hasBody, isJsonMediaType, mediaTypeOf, readJsonBody, sendBody, sendError, sendJson } from './http.js';
 import { shortId } from './ids.js';
 import { PRINCIPAL_HEADER, REQUEST_ID_HEADER, type RequestPrincipal, verifyPrincipal } from './principal.js';
 import { RouteTable } from './route-table.js';
@@ -98,7 +98,9 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
       }
     }
     const token = req.headers[PRINCIPAL_HEADER];
-    if (typeof token === 'string' && token.length > 0) req.zitiPrincipal = verifyPrincipal(opts.internalSecret, token).principal;
+    const handedOver = handedOverPrincipal(req);
+    if (handedOver) req.zitiPrincipal = handedOver;
+    else if (typeof token === 'string' && token.length > 0) req.zitiPrincipal = verifyPrincipal(opts.internalSecret, token).principal;
 
     const target = apiOf(path);
     if (!target) throw ApiError.of('NOT_FOUND');

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { ApiError, errorEnvelope, toApiError } from '@ziti/errors';
 import iconv from 'iconv-lite';
+import type { RequestPrincipal } from './principal.js';
 
 /**
  * The plain Node.js request/response layer of every HTTP app here (the gateway and each context):
@@ -20,11 +21,27 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 export const BUFFERED_BODY = Symbol.for('ziti.buffered-body');
 
-type WithBufferedBody = IncomingMessage & { [BUFFERED_BODY]?: Buffer };
+/**
+ * The caller of a request handed over inside one process: the gateway authenticated it and passes
+ * the principal itself, where over the network it signs it into the principal header.
+ */
+export const HANDED_OVER_PRINCIPAL = Symbol.for('ziti.handed-over-principal');
+
+type HandedOver = IncomingMessage & { [BUFFERED_BODY]?: Buffer; [HANDED_OVER_PRINCIPAL]?: RequestPrincipal };
 
 /** Attaches the already-buffered body of a request handed over in-process. */
 export function attachBufferedBody(req: IncomingMessage, body: Buffer): void {
-  (req as WithBufferedBody)[BUFFERED_BODY] = body;
+  (req as HandedOver)[BUFFERED_BODY] = body;
+}
+
+/** Attaches the gateway's principal to a request handed over in-process (a copy: the callee owns it). */
+export function attachPrincipal(req: IncomingMessage, principal: RequestPrincipal): void {
+  (req as HandedOver)[HANDED_OVER_PRINCIPAL] = { ...principal };
+}
+
+/** The principal a request was handed over with, if it was. */
+export function handedOverPrincipal(req: IncomingMessage): RequestPrincipal | undefined {
+  return (req as HandedOver)[HANDED_OVER_PRINCIPAL];
 }
 
 const UNLIMITED_LIMIT = /"limit":9223372036854776000\b/g;
@@ -208,7 +225,7 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
     throw unsupportedMediaType(`unsupported charset "${charset.toUpperCase()}"`);
   }
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
-  const buffered = (req as WithBufferedBody)[BUFFERED_BODY];
+  const buffered = (req as HandedOver)[BUFFERED_BODY];
   const raw = buffered ?? (await readBody(req, limit));
   const body = decompress(raw, encoding, limit);
   let text = utf8 ? body.toString('utf8') : iconv.decode(body, charset);

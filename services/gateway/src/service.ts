@@ -122,7 +122,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const closers: (() => void)[] = [];
   for (const [owner, target] of Object.entries(deps.upstreams)) {
     if (!target) continue;
-    const proxy = createUpstreamProxy(owner, target, log);
+    const proxy = createUpstreamProxy(owner, target, deps.internalSecret, log);
     proxies[owner as UpstreamOwner] = proxy.handler;
     closers.push(proxy.close);
   }

@@ -5,7 +5,6 @@ import {
   CLIENT_CERT_HEADER,
   type HttpApp,
   MAX_BODY_BYTES,
-  PRINCIPAL_HEADER,
   REQUEST_ID_HEADER,
   type RequestPrincipal,
   type RouteTable,
@@ -15,7 +14,6 @@ import {
   sendJson,
   shortId,
   signClientCertChain,
-  signPrincipal,
 } from '@ziti/http-kit';
 import { type Authenticator, type Resolved, bearerTokens, missingTokenError, sessionHeaders, sessionToken } from '../auth/authenticator.js';
 import { CLIENT_CERT_OPERATIONS, peerChain } from './client-cert.js';
@@ -99,13 +97,12 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
     const proxy = opts.proxies[route.owner];
     if (!proxy) throw noUpstreamError(route.owner);
     req.url = target.path + search;
-    if (principal) req.headers[PRINCIPAL_HEADER] = signPrincipal(opts.internalSecret, principal, requestId);
     if (CLIENT_CERT_OPERATIONS.has(route.operationId)) {
       const chain = peerChain(req);
       if (chain.length > 0) req.headers[CLIENT_CERT_HEADER] = signClientCertChain(opts.internalSecret, chain, requestId);
     }
     req.zitiBody = body;
-    proxy(req, res);
+    proxy(req, res, principal);
   }
 
   return (req: ProxiedRequest, res: ServerResponse) => {

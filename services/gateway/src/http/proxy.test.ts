@@ -1,6 +1,6 @@
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { type IncomingMessage, type ServerResponse, createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readBody, readJsonBody, sendError, sendJson } from '@ziti/http-kit';
+import { type RequestPrincipal, handedOverPrincipal, readBody, readJsonBody, sendError, sendJson, verifyPrincipal } from '@ziti/http-kit';
 import { listenHttp, localHttpApp } from '@ziti/service-kit';
 import { type ProxiedRequest, createUpstreamProxy, dispatchLocal, keepRepeatedHeaders } from './proxy.js';
 
@@ -24,6 +24,14 @@ describe('keepRepeatedHeaders', () => {
 });
 
 describe('a context in the same process', () => {
+  const SECRET = 'proxy-test-secret';
+  const caller = { identityId: 'id-1', identityName: 'one', apiSessionId: 'as-1', isAdmin: false } as RequestPrincipal;
+  /** The caller as a context's app resolves it: handed over in-process, else from the signed header. */
+  const callerOf = (req: IncomingMessage) => {
+    const header = req.headers['x-ziti-principal'];
+    return handedOverPrincipal(req) ?? (typeof header === 'string' ? verifyPrincipal(SECRET, header).principal : undefined);
+  };
+
   // The upstream app: echoes what it received, parsed by the services' JSON body reader.
   const upstreamApp = () => (req: IncomingMessage, res: ServerResponse) => {
     readJsonBody(req).then(
@@ -38,7 +46,8 @@ describe('a context in the same process', () => {
           transferEncoding: req.headers['transfer-encoding'] ?? null,
           forwardedFor: req.headers['x-forwarded-for'] ?? null,
           forwardedProto: req.headers['x-forwarded-proto'] ?? null,
-          principal: req.headers['x-ziti-principal'] ?? null,
+          principal: callerOf(req)?.identityId ?? null,
+          authorization: req.headersDistinct.authorization ?? null,
         });
       },
       (err: unknown) => sendError(res, err, 'test'),
@@ -46,13 +55,13 @@ describe('a context in the same process', () => {
   };
 
   // A front server standing in for the gateway: buffers the body, then proxies or dispatches.
-  async function front(handler: (req: ProxiedRequest, res: ServerResponse) => void) {
+  async function front(handler: (req: ProxiedRequest, res: ServerResponse, principal: RequestPrincipal) => void) {
     const server = createServer((req: ProxiedRequest, res) => {
       readBody(req, 1 << 20).then((body) => {
         req.zitiBody = body;
+        req.zitiRequestId = 'rid-1';
         req.url = `/edge/client/v1${req.url}`;
-        req.headers['x-ziti-principal'] = 'signed-principal';
-        handler(req, res);
+        handler(req, res, caller);
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -70,9 +79,9 @@ describe('a context in the same process', () => {
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
     expect(localHttpApp(upstreamUrl)).toBeUndefined();
-    const proxy = createUpstreamProxy('session', upstreamUrl, () => undefined);
-    const viaProxy = await front((req, res) => proxy.handler(req, res));
-    const direct = await front((req, res) => dispatchLocal(upstreamApp(), req, res));
+    const proxy = createUpstreamProxy('session', upstreamUrl, SECRET, () => undefined);
+    const viaProxy = await front((req, res, p) => proxy.handler(req, res, p));
+    const direct = await front((req, res, p) => dispatchLocal(upstreamApp(), req, res, p));
     try {
       const cases: [string, RequestInit][] = [
         ['/sessions?x=1', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ serviceId: 'abc', type: 'Dial' }) }],
@@ -87,7 +96,18 @@ describe('a context in the same process', () => {
       }
       const ok = await send(`${direct.url}/sessions?x=1`, cases[0]![1]);
       expect(ok).toMatchObject({ status: 201, upstream: 'yes', json: { method: 'POST', url: '/edge/client/v1/sessions?x=1', body: { serviceId: 'abc', type: 'Dial' } } });
-      expect(ok.json).toMatchObject({ contentLength: '33', transferEncoding: null, forwardedFor: '127.0.0.1', forwardedProto: 'http', principal: 'signed-principal' });
+      expect(ok.json).toMatchObject({ contentLength: '33', transferEncoding: null, forwardedFor: '127.0.0.1', forwardedProto: 'http', principal: 'id-1' });
+      // Two header lines of a name Node keeps once: the context sees the value the proxy forwards, in `headersDistinct` too.
+      const twice = async (url: string) =>
+        new Promise<unknown>((resolve, reject) => {
+          get(`${url}/sessions`, { headers: ['host', new URL(url).host, 'authorization', 'Bearer a', 'authorization', 'Bearer b'] as never }, (r) => {
+            let text = '';
+            r.on('data', (c: Buffer) => (text += c.toString()));
+            r.on('end', () => (r.statusCode === 201 ? resolve(JSON.parse(text).authorization) : reject(new Error(`${r.statusCode} ${text}`))));
+          }).on('error', reject);
+        });
+      expect(await twice(viaProxy.url)).toEqual(['Bearer a']);
+      expect(await twice(direct.url)).toEqual(['Bearer a']);
       const bad = await send(`${direct.url}/sessions`, cases[2]![1]);
       expect(bad.status).toBe(400);
       expect(bad.json.error.code).toBe('COULD_NOT_PARSE_BODY');
@@ -104,7 +124,7 @@ describe('a context in the same process', () => {
     expect(localHttpApp(listener.url)).toBeDefined();
     await listener.close();
     expect(localHttpApp(listener.url)).toBeUndefined();
-    const proxy = createUpstreamProxy('session', listener.url, () => undefined);
+    const proxy = createUpstreamProxy('session', listener.url, SECRET, () => undefined);
     const server = await front((req, res) => proxy.handler(req, res));
     try {
       const r = await send(`${server.url}/sessions`, { method: 'GET' });

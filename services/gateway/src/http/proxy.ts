@@ -2,7 +2,7 @@ import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { ApiError } from '@ziti/errors';
-import { type HttpApp, INTERNAL_HEADER_PREFIX, attachBufferedBody, sendError } from '@ziti/http-kit';
+import { type HttpApp, INTERNAL_HEADER_PREFIX, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
 import { localHttpApp } from '@ziti/service-kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 
@@ -12,8 +12,11 @@ export interface ProxiedRequest extends IncomingMessage {
   zitiRequestId?: string;
 }
 
-/** Forwards a request the gateway has authenticated (and whose body it buffered) to one context. */
-export type UpstreamHandler = (req: ProxiedRequest, res: ServerResponse) => void;
+/**
+ * Forwards a request the gateway has authenticated (and whose body it buffered) to one context,
+ * with its caller when the route is not anonymous.
+ */
+export type UpstreamHandler = (req: ProxiedRequest, res: ServerResponse, principal?: RequestPrincipal) => void;
 
 /** How long an upstream may take to answer (the controller's handler timeout). */
 export const UPSTREAM_TIMEOUT_MS = 10_000;
@@ -55,14 +58,36 @@ function appendForwarded(headers: IncomingMessage['headers'], name: string, valu
   headers[name] = existing ? `${existing},${value}` : value;
 }
 
+/** `rawHeaders` for `headers`, as a parser would have produced them (name, value, name, value...). */
+function rawHeadersOf(headers: IncomingMessage['headers']): string[] {
+  const raw: string[] = [];
+  for (const k in headers) {
+    const v = headers[k];
+    if (Array.isArray(v)) for (const x of v) raw.push(k, x);
+    else if (v !== undefined) raw.push(k, v);
+  }
+  return raw;
+}
+
+/** `headersDistinct` for `headers`: every value as a list. */
+function distinctOf(headers: IncomingMessage['headers']): Record<string, string[]> {
+  const out: Record<string, string[]> = Object.create(null);
+  for (const k in headers) {
+    const v = headers[k];
+    if (v !== undefined) out[k] = Array.isArray(v) ? v : [v];
+  }
+  return out;
+}
+
 /**
  * Hands a request to the app of a context that runs in this process (the all-in-one controller):
- * the app gets a request with the headers the proxy would send (principal, request id,
- * `x-forwarded-*`, the body's length) and the buffered body as its stream (and, so that it is not
- * read twice, as the request's buffered body), and answers on the gateway's response. Everything
- * else is as through the proxy, without the loopback connection.
+ * the app gets a request with the headers the proxy would send (request id, `x-forwarded-*`, the
+ * body's length) and the buffered body as its stream (and, so that it is not read twice, as the
+ * request's buffered body), and answers on the gateway's response. The caller is handed over as is
+ * instead of signed into the principal header. Everything else is as through the proxy, without the
+ * loopback connection.
  */
-export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResponse): void {
+export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResponse, principal?: RequestPrincipal): void {
   const inner = new IncomingMessage(req.socket);
   inner._read = () => undefined; // the body is pushed below; the client's socket is not touched
   inner.method = req.method;
@@ -85,11 +110,18 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
     delete headers['transfer-encoding'];
   }
   inner.headers = headers;
-  inner.rawHeaders = Object.entries(headers).flatMap(([k, v]) => (Array.isArray(v) ? v.flatMap((x) => [k, x]) : v === undefined ? [] : [k, v]));
+  // As the proxy sends them: one line per value of `headers`. Built when first read: most requests never need them.
+  let raw: string[] | undefined;
+  let distinct: Record<string, string[]> | undefined;
+  Object.defineProperties(inner, {
+    rawHeaders: { get: () => (raw ??= rawHeadersOf(headers)), configurable: true, enumerable: true },
+    headersDistinct: { get: () => (distinct ??= distinctOf(headers)), configurable: true, enumerable: true },
+  });
   if (body && body.length > 0) inner.push(body);
   inner.push(null);
   inner.complete = true;
   if (body) attachBufferedBody(inner, body);
+  if (principal) attachPrincipal(inner, principal);
   app(inner, res);
 }
 
@@ -100,7 +132,12 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
  * become 503 `TIMEOUT` in the envelope; `x-ziti-*` response headers never leave the gateway.
  * When the context's app listens in this process, requests go to it directly instead.
  */
-export function createUpstreamProxy(owner: string, target: string, log: (m: string) => void): { handler: UpstreamHandler; close(): void } {
+export function createUpstreamProxy(
+  owner: string,
+  target: string,
+  internalSecret: string,
+  log: (m: string) => void,
+): { handler: UpstreamHandler; close(): void } {
   // Idle upstream sockets are dropped well before the services' keep-alive timeout (65 s), so a
   // request never lands on a socket the upstream is closing.
   const agent = new Agent({ keepAlive: true, timeout: 30_000 });
@@ -136,9 +173,10 @@ export function createUpstreamProxy(owner: string, target: string, log: (m: stri
     },
   }) as unknown as (req: ProxiedRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
   // A context listening in this process is reached directly (see dispatchLocal).
-  const routed: UpstreamHandler = (req, res) => {
+  const routed: UpstreamHandler = (req, res, principal) => {
     const app = localHttpApp(target);
-    if (app) return dispatchLocal(app, req, res);
+    if (app) return dispatchLocal(app, req, res, principal);
+    if (principal) req.headers[PRINCIPAL_HEADER] = signPrincipal(internalSecret, principal, req.zitiRequestId ?? '');
     return handler(req, res, (err?: unknown) => sendError(res, err ?? noUpstreamError(owner), req.zitiRequestId ?? ''));
   };
   return { handler: routed, close: () => agent.destroy() };
