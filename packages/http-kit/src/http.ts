@@ -19,13 +19,13 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * the gateway already buffered under this symbol, so it is not read from the stream a second time.
  * A symbol cannot arrive over the network.
  */
-export const BUFFERED_BODY = Symbol.for('ziti.buffered-body');
+const BUFFERED_BODY = Symbol.for('ziti.buffered-body');
 
 /**
  * The caller of a request handed over inside one process: the gateway authenticated it and passes
  * the principal itself, where over the network it signs it into the principal header.
  */
-export const HANDED_OVER_PRINCIPAL = Symbol.for('ziti.handed-over-principal');
+const HANDED_OVER_PRINCIPAL = Symbol.for('ziti.handed-over-principal');
 
 type HandedOver = IncomingMessage & { [BUFFERED_BODY]?: Buffer; [HANDED_OVER_PRINCIPAL]?: RequestPrincipal };
 
@@ -133,7 +133,7 @@ function unsupportedMediaType(message: string): ApiError {
   return ApiError.of('COULD_NOT_VALIDATE', { status: 415, cause: { code: 'UNHANDLED', message } } as never);
 }
 
-export function tooLarge(): ApiError {
+function tooLarge(): ApiError {
   return ApiError.of('REQUEST_ENTITY_TOO_LARGE');
 }
 

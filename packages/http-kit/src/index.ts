@@ -22,22 +22,15 @@ export {
 export {
   type HttpApp,
   MAX_BODY_BYTES,
-  BUFFERED_BODY,
-  HANDED_OVER_PRINCIPAL,
   attachBufferedBody,
   attachPrincipal,
   handedOverPrincipal,
-  hasBody,
-  isJsonMediaType,
-  jsonText,
   mediaTypeOf,
   readBody,
   readJsonBody,
   sendBody,
   sendError,
   sendJson,
-  tooLarge,
-  withUtf8Charset,
 } from './http.js';
 export { RouteTable, type RouteMatch } from './route-table.js';
 export * from './query/index.js';

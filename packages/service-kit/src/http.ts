@@ -1,6 +1,7 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type HttpApp, registerHttpApp } from './in-process.js';
+import type { HttpApp } from '@ziti/http-kit';
+import { registerHttpApp } from './in-process.js';
 
 export interface HttpListener {
   url: string;

@@ -8,10 +8,7 @@ import {
   type UntypedServiceImplementation,
   credentials,
 } from '@grpc/grpc-js';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-
-/** A plain Node.js request listener (what every HTTP app here is). */
-export type HttpApp = (req: IncomingMessage, res: ServerResponse) => void;
+import type { HttpApp } from '@ziti/http-kit';
 
 /**
  * Co-located contexts (the all-in-one controller runs every context in one process) call each other

@@ -58,17 +58,6 @@ function appendForwarded(headers: IncomingMessage['headers'], name: string, valu
   headers[name] = existing ? `${existing},${value}` : value;
 }
 
-/** `rawHeaders` for `headers`, as a parser would have produced them (name, value, name, value...). */
-function rawHeadersOf(headers: IncomingMessage['headers']): string[] {
-  const raw: string[] = [];
-  for (const k in headers) {
-    const v = headers[k];
-    if (Array.isArray(v)) for (const x of v) raw.push(k, x);
-    else if (v !== undefined) raw.push(k, v);
-  }
-  return raw;
-}
-
 /** `headersDistinct` for `headers`: every value as a list. */
 function distinctOf(headers: IncomingMessage['headers']): Record<string, string[]> {
   const out: Record<string, string[]> = Object.create(null);
@@ -113,9 +102,14 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
   // As the proxy sends them: one line per value of `headers`. Built when first read: most requests never need them.
   let raw: string[] | undefined;
   let distinct: Record<string, string[]> | undefined;
+  const distinctView = () => (distinct ??= distinctOf(headers));
   Object.defineProperties(inner, {
-    rawHeaders: { get: () => (raw ??= rawHeadersOf(headers)), configurable: true, enumerable: true },
-    headersDistinct: { get: () => (distinct ??= distinctOf(headers)), configurable: true, enumerable: true },
+    headersDistinct: { get: distinctView, configurable: true, enumerable: true },
+    rawHeaders: {
+      get: () => (raw ??= Object.entries(distinctView()).flatMap(([name, values]) => values.flatMap((v) => [name, v]))),
+      configurable: true,
+      enumerable: true,
+    },
   });
   if (body && body.length > 0) inner.push(body);
   inner.push(null);

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError, listEnvelope } from '@ziti/errors';
-import { type HandlerContext, type HandlerResult, MAX_BODY_BYTES } from '@ziti/http-kit';
+import { listEnvelope } from '@ziti/errors';
+import { type HandlerContext, type HandlerResult, MAX_BODY_BYTES, readBody } from '@ziti/http-kit';
 import type { ListRequest, Page } from '../domain/model.js';
 
 /** A single-valued query parameter (the first, when repeated). */
@@ -26,22 +26,10 @@ export function listResult<T, W>(page: Page<T>, map: (item: T) => W): HandlerRes
   };
 }
 
-/** The media type of a request (lower case, no parameters; '' when absent). */
-export function mediaType(req: IncomingMessage): string {
-  return String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-}
-
 /** Reads a body the kit did not parse (non-JSON), at most 1 MiB (the gateway enforces it first). */
 export async function readRawBody(req: IncomingMessage): Promise<string> {
   if (req.readableEnded) return '';
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw ApiError.of('REQUEST_ENTITY_TOO_LARGE');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return (await readBody(req, MAX_BODY_BYTES)).toString('utf8');
 }
 
 /** A body that is either raw text or (JSON-parsed by the kit) a JSON string. */

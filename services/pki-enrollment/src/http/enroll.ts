@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { MODELS } from '@ziti/api-contract';
 import { ApiError, dataEnvelope, emptyEnvelope } from '@ziti/errors';
-import { type Handler, type HandlerContext, clientCertChainOf, validateBody } from '@ziti/http-kit';
+import { type Handler, type HandlerContext, clientCertChainOf, mediaTypeOf, validateBody } from '@ziti/http-kit';
 import type { EnrollFlows, EnrollResult } from '../domain/enroll.js';
-import { mediaType, queryString, readRawBody } from './common.js';
+import { queryString, readRawBody } from './common.js';
 
 /** Content types of the legacy PEM path of `POST /enroll` (always answered in JSON). */
 const PEM_TYPES = ['application/pkcs7', 'application/x-pem-file', 'text/plain'];
@@ -34,7 +34,7 @@ export function enrollHandlers(flows: EnrollFlows, internalSecret: string): Reco
     async enroll(ctx) {
       const token = queryString(ctx, 'token');
       const method = queryString(ctx, 'method');
-      const ct = mediaType(ctx.req);
+      const ct = mediaTypeOf(ctx.req) ?? '';
       if (PEM_TYPES.includes(ct) || (ct === '' && method === 'ca')) {
         if (!acceptsJson(ctx.req, ['*/*'])) {
           throw new ApiError({ code: 'UNSUPPORTED_MEDIA', message: 'No suitable accept media types were detected, supports: application/json', status: 415 });
