@@ -183,4 +183,30 @@ describe('a required secondary ext-jwt signer', () => {
     expectError(await withHeaders(session, { authorization: `Bearer ${expired}` }).call('GET', '/current-identity'), 401, 'UNAUTHORIZED');
     expectError(await session.currentIdentity.get(), 401, 'UNAUTHORIZED'); // each request needs its token
   });
+
+  it('a login that brings the primary and the secondary token as two Authorization lines is complete at once', async () => {
+    const primaryCert = selfSignedCert('both-primary');
+    const secondaryCert = selfSignedCert('both-secondary');
+    const primaryIssuer = uniqueName('both-p-iss');
+    const secondaryIssuer = uniqueName('both-s-iss');
+    await newSigner({ issuer: primaryIssuer, audience: 'p-aud', certPem: primaryCert.certPem, kid: uniqueName('kid') });
+    const signer = await newSigner({ issuer: secondaryIssuer, audience: 's-aud', certPem: secondaryCert.certPem, kid: uniqueName('kid') });
+    const policy = expectCreated(await mgmt.call('POST', '/auth-policies', authPolicyBody(uniqueName('ap-both'), { secondary: { requireExtJwtSigner: signer } })), 'auth-policies');
+    const user = await createUser(mgmt, { authPolicyId: policy });
+    const exp = nowSeconds() + 300;
+    const primary = await signJwt(primaryCert.privateKey, { iss: primaryIssuer, aud: 'p-aud', sub: user.id, exp });
+    const secondary = await signJwt(secondaryCert.privateKey, { iss: secondaryIssuer, aud: 's-aud', sub: user.id, exp });
+    const login = (authorization: string[]) =>
+      ctl().http.request({ method: 'POST', path: '/edge/client/v1/authenticate?method=ext-jwt', json: {}, headers: { authorization } });
+
+    const both = await login([`Bearer ${primary}`, `Bearer ${secondary}`]);
+    expectSuccess(both);
+    expect(both.body.data).toMatchObject({ identityId: user.id, authQueries: [] });
+    expect(challenge(both)).toEqual([]);
+
+    const primaryOnly = await login([`Bearer ${primary}`]);
+    expectSuccess(primaryOnly);
+    expect(primaryOnly.body.data.authQueries).toEqual([expect.objectContaining({ typeId: 'EXT-JWT', id: signer })]);
+    expect(challenge(primaryOnly)[0]).toContain('realm="openziti-secondary-ext-jwt" error="missing"');
+  });
 });

@@ -58,20 +58,32 @@ function appendForwarded(headers: IncomingMessage['headers'], name: string, valu
   headers[name] = existing ? `${existing},${value}` : value;
 }
 
-/** `headersDistinct` for `headers`: every value as a list. */
-function distinctOf(headers: IncomingMessage['headers']): Record<string, string[]> {
+/**
+ * Every `Authorization` line of a request that has more than one (a primary and a secondary
+ * bearer token, §3.4). Node keeps only the first in `headers`; these are forwarded as separate
+ * lines, so the context sees all of them in `headersDistinct`, as the gateway does.
+ */
+export function repeatedAuthorization(req: IncomingMessage): string[] | undefined {
+  const lines = req.headersDistinct?.authorization;
+  return lines && lines.length > 1 ? lines : undefined;
+}
+
+/** `headersDistinct` for `headers`: every value as a list (and every `Authorization` line of `req`). */
+function distinctOf(headers: IncomingMessage['headers'], req: IncomingMessage): Record<string, string[]> {
   const out: Record<string, string[]> = Object.create(null);
   for (const k in headers) {
     const v = headers[k];
     if (v !== undefined) out[k] = Array.isArray(v) ? v : [v];
   }
+  const authorization = repeatedAuthorization(req);
+  if (authorization) out.authorization = authorization;
   return out;
 }
 
 /**
  * Hands a request to the app of a context that runs in this process (the all-in-one controller):
  * the app gets a request with the headers the proxy would send (request id, `x-forwarded-*`, the
- * body's length) and the buffered body as its stream (and, so that it is not read twice, as the
+ * body's length, every `Authorization` line) and the buffered body as its stream (and, so that it is not read twice, as the
  * request's buffered body), and answers on the gateway's response. The caller is handed over as is
  * instead of signed into the principal header. Everything else is as through the proxy, without the
  * loopback connection.
@@ -102,7 +114,7 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
   // As the proxy sends them: one line per value of `headers`. Built when first read: most requests never need them.
   let raw: string[] | undefined;
   let distinct: Record<string, string[]> | undefined;
-  const distinctView = () => (distinct ??= distinctOf(headers));
+  const distinctView = () => (distinct ??= distinctOf(headers, req));
   Object.defineProperties(inner, {
     headersDistinct: { get: distinctView, configurable: true, enumerable: true },
     rawHeaders: {
@@ -122,7 +134,7 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
 /**
  * A reverse proxy (http-proxy-middleware) to one context. It forwards the request with its
  * (already normalised) `req.url`, its headers as the gateway left them (principal and request id
- * included), `x-forwarded-*`, and the body the gateway buffered. Upstream failures and timeouts
+ * included, every `Authorization` line), `x-forwarded-*`, and the body the gateway buffered. Upstream failures and timeouts
  * become 503 `TIMEOUT` in the envelope; `x-ziti-*` response headers never leave the gateway.
  * When the context's app listens in this process, requests go to it directly instead.
  */
@@ -143,6 +155,8 @@ export function createUpstreamProxy(
     proxyTimeout: UPSTREAM_TIMEOUT_MS,
     on: {
       proxyReq: (proxyReq: ClientRequest, req: ProxiedRequest) => {
+        const authorization = repeatedAuthorization(req);
+        if (authorization) proxyReq.setHeader('authorization', authorization);
         const body = req.zitiBody;
         const framed = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
         if (!body || (body.length === 0 && !framed)) return;
