@@ -12,8 +12,11 @@ import {
 import { type GrpcListener, startGrpcServer } from '@ziti/service-kit';
 import { type TestDatabase, createTestDatabase, testInfra } from '@ziti/test-kit';
 import { compactVerify, importSPKI } from 'jose';
+import { createSchemaPool } from '@ziti/db-kit';
+import type { Session } from './domain/model.js';
 import { runMigrations, startService } from './index.js';
 import type { RunningService } from './service.js';
+import { SessionRepository } from './store/session-repo.js';
 
 /**
  * The session service on a real database, with fake policy, posture and pki-enrollment gRPC
@@ -136,6 +139,34 @@ describe('POST /sessions', () => {
     expect(failures.at(-1)).toMatchObject({ identityId: 'alice', serviceId: 'posture', serviceName: 'p', sessionType: 'Dial' });
     const none = await call(alice, 'POST', '/sessions', { serviceId: 'no-routers' });
     expect([none.status, none.body.error.code]).toEqual([400, 'NO_EDGE_ROUTERS_AVAILABLE']);
+  });
+});
+
+describe('SessionRepository.insertMany', () => {
+  const session = (id: string, apiSessionId: string, serviceId: string): Session => ({
+    id, token: `token-${id}`, apiSessionId, identityId: 'bob', serviceId, serviceName: `name-${serviceId}`, type: 'Dial',
+    tags: { k: id }, edgeRouters: [{ ...ER, urls: ER.supportedProtocols }], servicePolicyIds: ['sp1'], postureCheckIds: [],
+    createdAt: new Date('2026-01-02T03:04:05.678Z'), updatedAt: new Date('2026-01-02T03:04:05.678Z'),
+  });
+
+  it('answers the new session for a new key, the stored one for an existing key, and one session for a key twice in a batch', async () => {
+    const pool = createSchemaPool(db.url, 'session');
+    try {
+      const repo = new SessionRepository(pool);
+      const first = session('rs-1', 'as-repo', 'svc-r1');
+      expect(await repo.insertMany([first])).toEqual([first]);
+
+      const repeat = session('rs-2', 'as-repo', 'svc-r1');
+      const fresh = session('rs-3', 'as-repo', 'svc-r2');
+      const twin = session('rs-4', 'as-repo', 'svc-r2');
+      const answered = await repo.insertMany([repeat, fresh, twin]);
+      expect(answered[0]).toEqual(first); // read back from the table: every field as stored
+      expect(answered[1]).toEqual(fresh);
+      expect(answered[2]).toEqual(fresh);
+      expect(await repo.findExisting('as-repo', 'svc-r2', 'Dial')).toEqual(fresh);
+    } finally {
+      await pool.end();
+    }
   });
 });
 

@@ -43,14 +43,16 @@ interface Row {
 
 const COLUMNS = ['id', 'token', 'api_session_id', 'identity_id', 'service_id', 'service_name', 'type', 'tags', 'edge_routers', 'service_policy_ids', 'posture_check_ids', 'created_at', 'updated_at'];
 const SELECT = COLUMNS.map((c) => `"${c}"`).join(', ');
+const KEY_COLUMNS = ['id', 'api_session_id', 'service_id', 'type'];
 
 // The hot path's statements (session create and its dedup lookup), prepared per connection.
 const FIND_EXISTING = `SELECT ${SELECT} FROM "sessions" WHERE "api_session_id" = $1 AND "service_id" = $2 AND "type" = $3`;
 const FIND_BY_ID = `SELECT ${SELECT} FROM "sessions" WHERE "id" = $1`;
 /**
  * Inserts a batch of new sessions (a jsonb array of rows, in key order so that concurrent batches
- * take their index locks in the same order) and answers, for every key, the row now stored: the
- * new one, or the one that existed (a repeat). Keys repeated within the batch get the one row.
+ * take their index locks in the same order) and answers, for every key, the row now stored: for a
+ * new row only its id and key (`inserted`: the caller has the rest), for an existing one (a
+ * repeat) the whole row. Keys repeated within the batch get the one row.
  */
 const INSERT_MANY = `WITH x AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x("id" text, "token" text, "api_session_id" text, "identity_id" text, "service_id" text,
@@ -58,10 +60,10 @@ const INSERT_MANY = `WITH x AS (
       "created_at" timestamptz, "updated_at" timestamptz)),
   ins AS (
     INSERT INTO "sessions" (${SELECT}) SELECT ${SELECT} FROM x ORDER BY "api_session_id", "service_id", "type"
-    ON CONFLICT ("api_session_id", "service_id", "type") DO NOTHING RETURNING ${SELECT})
-  SELECT ${SELECT} FROM ins
+    ON CONFLICT ("api_session_id", "service_id", "type") DO NOTHING RETURNING "id", "api_session_id", "service_id", "type")
+  SELECT TRUE AS "inserted", ${COLUMNS.map((c) => (KEY_COLUMNS.includes(c) ? `ins."${c}"` : `NULL AS "${c}"`)).join(', ')} FROM ins
   UNION ALL
-  SELECT ${COLUMNS.map((c) => `s."${c}"`).join(', ')} FROM "sessions" s
+  SELECT FALSE, ${COLUMNS.map((c) => `s."${c}"`).join(', ')} FROM "sessions" s
   JOIN x ON s."api_session_id" = x."api_session_id" AND s."service_id" = x."service_id" AND s."type" = x."type"
   WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins."api_session_id" = x."api_session_id" AND ins."service_id" = x."service_id" AND ins."type" = x."type")`;
 
@@ -128,11 +130,14 @@ export class SessionRepository implements SessionStore {
       created_at: s.createdAt.toISOString(),
       updated_at: s.updatedAt.toISOString(),
     }));
-    const { rows: stored } = await this.pool.query<Row>(prepared(INSERT_MANY, [JSON.stringify(rows)]));
+    const { rows: stored } = await this.pool.query<Row & { inserted: boolean }>(prepared(INSERT_MANY, [JSON.stringify(rows)]));
     const byKey = new Map(stored.map((r) => [sessionKey({ apiSessionId: r.api_session_id, serviceId: r.service_id, type: r.type }), r]));
+    const byId = new Map(sessions.map((s) => [s.id, s]));
     return sessions.map((s) => {
       const r = byKey.get(sessionKey(s));
-      return r ? toSession(r) : null;
+      if (!r) return null;
+      // A new row is the input it was made from (of this create, or of an identical one in the batch).
+      return r.inserted ? (byId.get(r.id) ?? null) : toSession(r);
     });
   }
 
