@@ -83,10 +83,10 @@ function distinctOf(headers: IncomingMessage['headers'], req: IncomingMessage): 
 /**
  * Hands a request to the app of a context that runs in this process (the all-in-one controller):
  * the app gets a request with the headers the proxy would send (request id, `x-forwarded-*`, the
- * body's length, every `Authorization` line) and the buffered body as its stream (and, so that it is not read twice, as the
- * request's buffered body), and answers on the gateway's response. The caller is handed over as is
- * instead of signed into the principal header. Everything else is as through the proxy, without the
- * loopback connection.
+ * body's length, every `Authorization` line) and the buffered body as its stream (and, so that it
+ * is not read twice, as the request's buffered body), and answers on the gateway's response. The
+ * caller is handed over as is instead of signed into the principal header. Everything else is as
+ * through the proxy, without the loopback connection.
  */
 export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResponse, principal?: RequestPrincipal): void {
   const inner = new IncomingMessage(req.socket);
@@ -134,8 +134,9 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
 /**
  * A reverse proxy (http-proxy-middleware) to one context. It forwards the request with its
  * (already normalised) `req.url`, its headers as the gateway left them (principal and request id
- * included, every `Authorization` line), `x-forwarded-*`, and the body the gateway buffered. Upstream failures and timeouts
- * become 503 `TIMEOUT` in the envelope; `x-ziti-*` response headers never leave the gateway.
+ * included, every `Authorization` line), `x-forwarded-*`, and the body the gateway buffered.
+ * Upstream failures and timeouts become 503 `TIMEOUT` in the envelope; `x-ziti-*` response headers
+ * never leave the gateway.
  * When the context's app listens in this process, requests go to it directly instead.
  */
 export function createUpstreamProxy(
