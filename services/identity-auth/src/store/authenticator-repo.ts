@@ -1,4 +1,4 @@
-import { prepared } from '@ziti/db-kit';
+import { batched, prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
 import type { Pool } from 'pg';
 import type { AuthPolicy, AuthenticatorView, CertLogin, UpdbLogin } from '../domain/auth-model.js';
@@ -125,9 +125,11 @@ const LOGIN_JOIN = `
   JOIN "auth_policies" p ON p."id" = i."auth_policy_id"
   LEFT JOIN "mfas" m ON m."identity_id" = i."id"`;
 
-const UPDB_LOGIN = `SELECT a."id" AS "authenticatorId", a."identity_id" AS "identityId", a."password", a."salt", a."failed_attempts" AS "failedAttempts",
+/** The updb logins of a batch of usernames (one row per username that has one; see `findUpdbLogin`). */
+const UPDB_LOGINS = `SELECT a."username", a."id" AS "authenticatorId", a."identity_id" AS "identityId", a."password", a."salt",
+  a."failed_attempts" AS "failedAttempts",
   ${LOGIN_JOIN}
-  WHERE a."username" = $1 AND a."method" = 'updb'`;
+  WHERE a."username" = ANY($1::text[]) AND a."method" = 'updb'`;
 
 const CERT_LOGIN = `SELECT a."id" AS "authenticatorId", a."identity_id" AS "identityId", a."password", a."salt", a."failed_attempts" AS "failedAttempts",
         a."is_issued_by_network" AS "isIssuedByNetwork", a."is_extend_requested" AS "isExtendRequested",
@@ -148,22 +150,37 @@ export class PrismaAuthenticatorRepository implements AuthenticatorRepository {
     private readonly pool: Pool,
   ) {}
 
-  /** The login hot path: one query (straight on the pool) joining the credential, its identity, auth policy and MFA state. */
+  /**
+   * The login hot path: one query (straight on the pool) joining the credential, its identity, auth
+   * policy and MFA state. Logins arriving in the same turn of the event loop share the statement
+   * (`batched`): under load one round trip serves several of them.
+   */
   async findUpdbLogin(username: string): Promise<UpdbLogin | null> {
-    const { rows } = await this.pool.query<LoginRow>(prepared(UPDB_LOGIN, [username]));
-    const r = rows[0];
-    if (!r || r.password === null || r.salt === null) return null;
-    return {
-      authenticatorId: r.authenticatorId,
-      identityId: r.identityId,
-      username,
-      password: r.password,
-      salt: r.salt,
-      failedAttempts: Number(r.failedAttempts),
-      identity: loginIdentity(r),
-      policy: policyFromRow(r.policy),
-      mfaVerified: r.mfaVerified,
-    };
+    return this.updbLoginBatch(username);
+  }
+
+  private readonly updbLoginBatch = batched((usernames: string[]) => this.findUpdbLogins(usernames));
+
+  /** Per username, in order: its updb login, or null (no such username, or no password set). */
+  async findUpdbLogins(usernames: readonly string[]): Promise<(UpdbLogin | null)[]> {
+    const distinct = [...new Set(usernames)];
+    const { rows } = await this.pool.query<LoginRow & { username: string }>(prepared(UPDB_LOGINS, [distinct]));
+    const byUsername = new Map(rows.map((r) => [r.username, r]));
+    return usernames.map((username) => {
+      const r = byUsername.get(username);
+      if (!r || r.password === null || r.salt === null) return null;
+      return {
+        authenticatorId: r.authenticatorId,
+        identityId: r.identityId,
+        username,
+        password: r.password,
+        salt: r.salt,
+        failedAttempts: Number(r.failedAttempts),
+        identity: loginIdentity(r),
+        policy: policyFromRow(r.policy),
+        mfaVerified: r.mfaVerified,
+      };
+    });
   }
 
   async findCertLogin(fingerprint: string): Promise<CertLogin | null> {

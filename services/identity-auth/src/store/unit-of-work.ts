@@ -1,4 +1,4 @@
-import { prepared } from '@ziti/db-kit';
+import { batched, prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
 import { outboxInsert } from '@ziti/messaging';
 import type { Pool } from 'pg';
@@ -13,7 +13,7 @@ import { PrismaIdentityTypeRepository } from './catalog-repo.js';
 import { PrismaMfaRepository } from './mfa-repo.js';
 import { PrismaSignerRepository } from './signer-repo.js';
 import { SCHEMA } from '../schema.js';
-import { type Db, mapped } from './db.js';
+import { type Db, mapped, mapDbError } from './db.js';
 import { PrismaIdentityRepository } from './identity-repo.js';
 
 function repositories(db: Db, pool: Pool): Repositories {
@@ -67,7 +67,50 @@ export class PrismaUnitOfWork implements UnitOfWork {
     return result;
   }
 
+  /**
+   * A login's new session, its events and, when they changed, the identity's reported SDK and
+   * environment info: one statement. Logins that arrive in the same turn of the event loop and
+   * report no new info share one statement (`batched`); the rest, and every login of a batch that
+   * a concurrent identity delete broke, go one by one.
+   */
   async createSession(
+    s: ApiSession,
+    info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> },
+    events: DomainEvent[],
+  ): Promise<void> {
+    if (info.sdkInfo === undefined && info.envInfo === undefined) {
+      const failure = await this.sessionBatch({ session: s, events });
+      if (failure) throw failure;
+    } else {
+      await this.createSessionAlone(s, info, events);
+    }
+    if (events.length > 0) this.afterCommit();
+  }
+
+  private readonly sessionBatch = batched((items: NewSession[]) => this.insertSessions(items));
+
+  /** Per item, in order: undefined when stored, else its error (a batch that fails retries each item alone). */
+  private async insertSessions(items: NewSession[]): Promise<(unknown | undefined)[]> {
+    const sessions = items.map(({ session: s }) => ({
+      id: s.id, token: s.token, identity_id: s.identityId, authenticator_id: s.authenticatorId, ip_address: s.ipAddress,
+      config_types: s.configTypes, is_mfa_required: s.isMfaRequired, is_mfa_complete: s.isMfaComplete,
+      is_cert_extendable: s.isCertExtendable, is_cert_extend_requested: s.isCertExtendRequested,
+      is_cert_key_roll_requested: s.isCertKeyRollRequested, improper_client_cert_chain: s.improperClientCertChain,
+      last_activity_at: s.lastActivityAt.toISOString(), tags: s.tags, created_at: s.createdAt.toISOString(), updated_at: s.updatedAt.toISOString(),
+    }));
+    const events = items.flatMap(({ events }) => events.map(toChangeEvent)).map((e) => ({
+      id: e.id, type: e.type, source: e.source, data: e.data ?? null, occurred_at: e.occurredAt,
+    }));
+    try {
+      await this.pool.query(prepared(INSERT_SESSIONS, [JSON.stringify(sessions), JSON.stringify(events)]));
+      return items.map(() => undefined);
+    } catch (err) {
+      if (items.length === 1) return [mapDbError(err, undefined, SESSION_CONSTRAINTS)];
+      return Promise.all(items.map(({ session, events }) => this.createSessionAlone(session, {}, events).then(() => undefined, (e: unknown) => e)));
+    }
+  }
+
+  private async createSessionAlone(
     s: ApiSession,
     info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> },
     events: DomainEvent[],
@@ -78,24 +121,48 @@ export class PrismaUnitOfWork implements UnitOfWork {
       JSON.stringify(s.tags), s.createdAt, s.updatedAt,
       info.sdkInfo === undefined ? null : JSON.stringify(info.sdkInfo), info.envInfo === undefined ? null : JSON.stringify(info.envInfo),
     ];
-    const outbox = outboxInsert(events.map(toChangeEvent));
     const shift = values.length;
-    values.push(...outbox.values);
+    let outbox = '';
+    if (events.length > 0) {
+      const insert = outboxInsert(events.map(toChangeEvent));
+      values.push(...insert.values);
+      outbox = `,
+      o AS (${insert.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`)})`;
+    }
     const text = `
       WITH s AS (
-        INSERT INTO "api_sessions" ("id", "token", "identity_id", "authenticator_id", "ip_address", "config_types", "is_mfa_required",
-          "is_mfa_complete", "is_cert_extendable", "is_cert_extend_requested", "is_cert_key_roll_requested", "improper_client_cert_chain",
-          "last_activity_at", "tags", "created_at", "updated_at")
+        INSERT INTO "api_sessions" (${SESSION_COLUMNS})
         VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16)),
       i AS (
         UPDATE "identities" SET "sdk_info" = COALESCE($17::jsonb, "sdk_info"), "env_info" = COALESCE($18::jsonb, "env_info")
-        WHERE "id" = $3 AND ($17::jsonb IS NOT NULL OR $18::jsonb IS NOT NULL)),
-      o AS (${outbox.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`)})
+        WHERE "id" = $3 AND ($17::jsonb IS NOT NULL OR $18::jsonb IS NOT NULL))${outbox}
       SELECT 1`;
     // One text per number of events (one for a login): prepared.
-    await mapped(() => this.pool.query(prepared(text, values)), undefined, {
-      api_sessions_identity_id_fkey: () => ApiError.of('INVALID_AUTH'),
-    });
-    if (events.length > 0) this.afterCommit();
+    await mapped(() => this.pool.query(prepared(text, values)), undefined, SESSION_CONSTRAINTS);
   }
 }
+
+interface NewSession {
+  session: ApiSession;
+  events: DomainEvent[];
+}
+
+/** A session whose identity is gone (deleted while it logged in) is a failed login. */
+const SESSION_CONSTRAINTS = { api_sessions_identity_id_fkey: () => ApiError.of('INVALID_AUTH') };
+
+const SESSION_COLUMNS = `"id", "token", "identity_id", "authenticator_id", "ip_address", "config_types", "is_mfa_required",
+  "is_mfa_complete", "is_cert_extendable", "is_cert_extend_requested", "is_cert_key_roll_requested", "improper_client_cert_chain",
+  "last_activity_at", "tags", "created_at", "updated_at"`;
+
+/** New sessions (a jsonb array of rows) and their outbox events (another), in one statement. */
+const INSERT_SESSIONS = `WITH s AS (
+    INSERT INTO "api_sessions" (${SESSION_COLUMNS})
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS x("id" text, "token" text, "identity_id" text, "authenticator_id" text, "ip_address" text,
+      "config_types" text[], "is_mfa_required" boolean, "is_mfa_complete" boolean, "is_cert_extendable" boolean,
+      "is_cert_extend_requested" boolean, "is_cert_key_roll_requested" boolean, "improper_client_cert_chain" boolean,
+      "last_activity_at" timestamptz, "tags" jsonb, "created_at" timestamptz, "updated_at" timestamptz)),
+  o AS (
+    INSERT INTO "outbox_events" ("id", "type", "source", "data", "occurred_at")
+    SELECT e."id", e."type", e."source", COALESCE(e."data", 'null'::jsonb), e."occurred_at"
+    FROM jsonb_to_recordset($2::jsonb) AS e("id" uuid, "type" text, "source" text, "data" jsonb, "occurred_at" timestamptz))
+  SELECT 1`;

@@ -1,0 +1,121 @@
+import { ApiError } from '@ziti/errors';
+import { shortId, uuidToken, type RequestPrincipal } from '@ziti/http-kit';
+import type { ApiSession } from './domain/model.js';
+import { PrismaAuthenticatorRepository } from './store/authenticator-repo.js';
+import { type Database, openDatabase } from './store/db.js';
+import { PrismaUnitOfWork } from './store/unit-of-work.js';
+import { Harness } from './testing/harness.js';
+
+function newSession(identityId: string, authenticatorId: string): ApiSession {
+  const now = new Date();
+  return {
+    id: shortId(),
+    token: uuidToken(),
+    identityId,
+    authenticatorId,
+    ipAddress: '127.0.0.1',
+    configTypes: ['all'],
+    isMfaRequired: false,
+    isMfaComplete: false,
+    mfaCompletedAt: null,
+    isCertExtendable: false,
+    isCertExtendRequested: false,
+    isCertKeyRollRequested: false,
+    improperClientCertChain: false,
+    lastActivityAt: now,
+    tags: {},
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** Counts the statements sent through the (real) pool while `fn` runs. */
+async function statementsOf(db: Database, fn: () => Promise<unknown>): Promise<number> {
+  const spy = jest.spyOn(db.pool, 'query');
+  try {
+    await fn();
+    return spy.mock.calls.length;
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('logins that arrive together share their statements', () => {
+  let h: Harness;
+  let db: Database;
+  let admin: RequestPrincipal;
+  let alice: { id: string; username: string };
+  let bob: { id: string; username: string };
+
+  beforeAll(async () => {
+    h = await Harness.start();
+    admin = (await h.login()).principal;
+    alice = await h.createUser(admin);
+    bob = await h.createUser(admin);
+    db = openDatabase(h.db.url);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await h?.close();
+  });
+
+  const authenticatorOf = async (identityId: string) =>
+    (await h.sql<{ id: string }>("SELECT id FROM authenticators WHERE identity_id = $1 AND method = 'updb'", [identityId]))[0]!.id;
+
+  it('looks up the credentials of several usernames in one statement, answering each in order', async () => {
+    const repo = new PrismaAuthenticatorRepository(db.prisma, db.pool);
+    let answers: Awaited<ReturnType<typeof repo.findUpdbLogin>>[] = [];
+    const statements = await statementsOf(db, async () => {
+      answers = await Promise.all([alice.username, 'nobody-here', alice.username, bob.username].map((u) => repo.findUpdbLogin(u)));
+    });
+    expect(statements).toBe(1);
+    expect(answers.map((a) => a?.identityId ?? null)).toEqual([alice.id, null, alice.id, bob.id]);
+    expect(answers[0]).toMatchObject({ username: alice.username, authenticatorId: await authenticatorOf(alice.id), failedAttempts: 0 });
+    expect(answers[0]!.password).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    expect(answers[0]!.policy.id).toBe('default');
+    expect(answers[0]).not.toBe(answers[2]); // one object per caller
+  });
+
+  it('stores sessions created in the same turn with one statement, each with its api-session.created event', async () => {
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => undefined);
+    const sessions = [newSession(alice.id, await authenticatorOf(alice.id)), newSession(bob.id, await authenticatorOf(bob.id)), newSession(alice.id, await authenticatorOf(alice.id))];
+    const statements = await statementsOf(db, () =>
+      Promise.all(sessions.map((s) => uow.createSession(s, {}, [{ type: 'api-session.created', apiSessionId: s.id, identityId: s.identityId }]))),
+    );
+    expect(statements).toBe(1);
+    const stored = await h.sql('SELECT id, token, identity_id, config_types, tags FROM api_sessions WHERE id = ANY($1) ORDER BY id', [sessions.map((s) => s.id)]);
+    expect(stored).toEqual(
+      sessions.map((s) => ({ id: s.id, token: s.token, identity_id: s.identityId, config_types: ['all'], tags: {} })).sort((a, b) => (a.id < b.id ? -1 : 1)),
+    );
+    const events = await h.sql("SELECT data FROM outbox_events WHERE type = 'api-session.created' AND data->>'apiSessionId' = ANY($1)", [sessions.map((s) => s.id)]);
+    expect(events.map((e) => e.data).sort((a, b) => (a.apiSessionId < b.apiSessionId ? -1 : 1))).toEqual(
+      sessions.map((s) => ({ apiSessionId: s.id, identityId: s.identityId })).sort((a, b) => (a.apiSessionId < b.apiSessionId ? -1 : 1)),
+    );
+  });
+
+  it('fails only the login whose identity is gone when a batch breaks, and stores the others', async () => {
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => undefined);
+    const good = [newSession(alice.id, await authenticatorOf(alice.id)), newSession(bob.id, await authenticatorOf(bob.id))];
+    const orphan = newSession('deleted-identity', 'deleted-authenticator');
+    const outcomes = await Promise.allSettled(
+      [good[0]!, orphan, good[1]!].map((s) => uow.createSession(s, {}, [{ type: 'api-session.created', apiSessionId: s.id, identityId: s.identityId }])),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const reason = (outcomes[1] as PromiseRejectedResult).reason;
+    expect(reason).toBeInstanceOf(ApiError);
+    expect((reason as ApiError).code).toBe('INVALID_AUTH');
+    const all = [...good, orphan].map((s) => s.id);
+    expect((await h.sql('SELECT id FROM api_sessions WHERE id = ANY($1) ORDER BY id', [all])).map((r) => r.id)).toEqual(good.map((s) => s.id).sort());
+    const events = await h.sql("SELECT data->>'apiSessionId' AS id FROM outbox_events WHERE data->>'apiSessionId' = ANY($1) ORDER BY 1", [all]);
+    expect(events.map((e) => e.id)).toEqual(good.map((s) => s.id).sort());
+  });
+
+  it('writes newly reported SDK and environment info with the session', async () => {
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => undefined);
+    const s = newSession(bob.id, await authenticatorOf(bob.id));
+    await uow.createSession(s, { sdkInfo: { type: 'ziti-sdk-golang', version: 'v1.2.3' } }, []);
+    const [row] = await h.sql('SELECT sdk_info FROM identities WHERE id = $1', [bob.id]);
+    expect(row.sdk_info).toEqual({ type: 'ziti-sdk-golang', version: 'v1.2.3' });
+    expect(await h.sql('SELECT id FROM api_sessions WHERE id = $1', [s.id])).toEqual([{ id: s.id }]);
+  });
+});
