@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ApiName, type Owner, type RouteDef, routesFor } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
-import qs from 'qs';
 import { checkAccess } from './access.js';
 import { type HttpApp, handedOverPrincipal, hasBody, isJsonMediaType, mediaTypeOf, readJsonBody, sendBody, sendError, sendJson } from './http.js';
 import { shortId } from './ids.js';
 import { PRINCIPAL_HEADER, REQUEST_ID_HEADER, type RequestPrincipal, verifyPrincipal } from './principal.js';
+import { parseQueryString } from './query-string.js';
 import { RouteTable } from './route-table.js';
 import { validateBody } from './validate.js';
 
@@ -115,7 +115,7 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
       if (body !== undefined) body = validateBody(route.body, body);
       else if (!route.bodyOptional) throw ApiError.field('(root)', 'body in body is required');
     }
-    const query = (q < 0 ? {} : qs.parse(url.slice(q + 1), { allowPrototypes: true })) as HandlerContext['query'];
+    const query: HandlerContext['query'] = q < 0 ? {} : parseQueryString(url.slice(q + 1));
     const result = await handler({ api: target.api, route, params, query, body, principal: req.zitiPrincipal, requestId, req, res });
     if (res.headersSent || res.writableEnded) return;
     const r = result ?? {};
