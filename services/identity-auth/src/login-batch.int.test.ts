@@ -1,9 +1,11 @@
+import { createSchemaPool } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
 import { shortId, uuidToken, type RequestPrincipal } from '@ziti/http-kit';
 import type { ApiSession } from './domain/model.js';
 import { PrismaAuthenticatorRepository } from './store/authenticator-repo.js';
 import { type Database, openDatabase } from './store/db.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
+import { SCHEMA } from './schema.js';
 import { Harness } from './testing/harness.js';
 
 function newSession(identityId: string, authenticatorId: string): ApiSession {
@@ -74,6 +76,23 @@ describe('logins that arrive together share their statements', () => {
     expect(answers[0]!.password).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     expect(answers[0]!.policy.id).toBe('default');
     expect(answers[0]).not.toBe(answers[2]); // one object per caller
+  });
+
+  it('keeps one generic plan for the credential lookup instead of planning it on every login', async () => {
+    const one = createSchemaPool(h.db.url, SCHEMA, { max: 1 }); // one connection: the prepared statement's plan cache is observable
+    try {
+      const repo = new PrismaAuthenticatorRepository(db.prisma, one);
+      for (let i = 0; i < 8; i++) {
+        const usernames = Array.from({ length: 1 + (i % 4) }, (_, j) => (j % 2 ? bob.username : alice.username));
+        const answers = await repo.findUpdbLogins(usernames);
+        expect(answers.map((a) => a?.identityId)).toEqual(usernames.map((u) => (u === alice.username ? alice.id : bob.id)));
+      }
+      const { rows } = await one.query(`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%"failed_attempts"%'`);
+      expect(rows).toHaveLength(1);
+      expect(Number(rows[0].generic_plans)).toBeGreaterThanOrEqual(3);
+    } finally {
+      await one.end();
+    }
   });
 
   it('stores sessions created in the same turn with one statement, each with its api-session.created event', async () => {
