@@ -73,16 +73,12 @@ export class PrismaUnitOfWork implements UnitOfWork {
    * report no new info share one statement (`batched`); the rest, and every login of a batch that
    * a concurrent identity delete broke, go one by one.
    */
-  async createSession(
-    s: ApiSession,
-    info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> },
-    events: DomainEvent[],
-  ): Promise<void> {
+  async createSession(s: ApiSession, info: ReportedInfo, events: DomainEvent[]): Promise<void> {
     if (info.sdkInfo === undefined && info.envInfo === undefined) {
       const failure = await this.sessionBatch({ session: s, events });
       if (failure) throw failure;
     } else {
-      await this.createSessionAlone(s, info, events);
+      await this.createSessionAlone({ session: s, events }, info);
     }
     if (events.length > 0) this.afterCommit();
   }
@@ -91,6 +87,21 @@ export class PrismaUnitOfWork implements UnitOfWork {
 
   /** Per item, in order: undefined when stored, else its error (a batch that fails retries each item alone). */
   private async insertSessions(items: NewSession[]): Promise<(unknown | undefined)[]> {
+    try {
+      await this.writeSessions(items, {});
+      return items.map(() => undefined);
+    } catch (err) {
+      if (items.length === 1) return [mapDbError(err, undefined, SESSION_CONSTRAINTS)];
+      return Promise.all(items.map((item) => this.createSessionAlone(item, {}).then(() => undefined, (e: unknown) => e)));
+    }
+  }
+
+  private createSessionAlone(item: NewSession, info: ReportedInfo): Promise<void> {
+    return mapped(() => this.writeSessions([item], info), undefined, SESSION_CONSTRAINTS);
+  }
+
+  /** Sessions with their events; `info`, when given, is the reported info of the one identity they belong to. */
+  private async writeSessions(items: NewSession[], info: ReportedInfo): Promise<void> {
     const sessions = items.map(({ session: s }) => ({
       id: s.id, token: s.token, identity_id: s.identityId, authenticator_id: s.authenticatorId, ip_address: s.ipAddress,
       config_types: s.configTypes, is_mfa_required: s.isMfaRequired, is_mfa_complete: s.isMfaComplete,
@@ -101,46 +112,20 @@ export class PrismaUnitOfWork implements UnitOfWork {
     const events = items.flatMap(({ events }) => events.map(toChangeEvent)).map((e) => ({
       id: e.id, type: e.type, source: e.source, data: e.data ?? null, occurred_at: e.occurredAt,
     }));
-    try {
-      await this.pool.query(prepared(INSERT_SESSIONS, [JSON.stringify(sessions), JSON.stringify(events)]));
-      return items.map(() => undefined);
-    } catch (err) {
-      if (items.length === 1) return [mapDbError(err, undefined, SESSION_CONSTRAINTS)];
-      return Promise.all(items.map(({ session, events }) => this.createSessionAlone(session, {}, events).then(() => undefined, (e: unknown) => e)));
-    }
-  }
-
-  private async createSessionAlone(
-    s: ApiSession,
-    info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> },
-    events: DomainEvent[],
-  ): Promise<void> {
-    const values: unknown[] = [
-      s.id, s.token, s.identityId, s.authenticatorId, s.ipAddress, s.configTypes, s.isMfaRequired, s.isMfaComplete,
-      s.isCertExtendable, s.isCertExtendRequested, s.isCertKeyRollRequested, s.improperClientCertChain, s.lastActivityAt,
-      JSON.stringify(s.tags), s.createdAt, s.updatedAt,
-      info.sdkInfo === undefined ? null : JSON.stringify(info.sdkInfo), info.envInfo === undefined ? null : JSON.stringify(info.envInfo),
-    ];
-    const shift = values.length;
-    let outbox = '';
-    if (events.length > 0) {
-      const insert = outboxInsert(events.map(toChangeEvent));
-      values.push(...insert.values);
-      outbox = `,
-      o AS (${insert.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`)})`;
-    }
-    const text = `
-      WITH s AS (
-        INSERT INTO "api_sessions" (${SESSION_COLUMNS})
-        VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16)),
-      i AS (
-        UPDATE "identities" SET "sdk_info" = COALESCE($17::jsonb, "sdk_info"), "env_info" = COALESCE($18::jsonb, "env_info")
-        WHERE "id" = $3 AND ($17::jsonb IS NOT NULL OR $18::jsonb IS NOT NULL))${outbox}
-      SELECT 1`;
-    // One text per number of events (one for a login): prepared.
-    await mapped(() => this.pool.query(prepared(text, values)), undefined, SESSION_CONSTRAINTS);
+    const reported = info.sdkInfo !== undefined || info.envInfo !== undefined;
+    await this.pool.query(
+      prepared(INSERT_SESSIONS, [
+        JSON.stringify(sessions),
+        JSON.stringify(events),
+        info.sdkInfo === undefined ? null : JSON.stringify(info.sdkInfo),
+        info.envInfo === undefined ? null : JSON.stringify(info.envInfo),
+        reported ? items[0]!.session.identityId : null,
+      ]),
+    );
   }
 }
+
+type ReportedInfo = { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> };
 
 interface NewSession {
   session: ApiSession;
@@ -150,13 +135,15 @@ interface NewSession {
 /** A session whose identity is gone (deleted while it logged in) is a failed login. */
 const SESSION_CONSTRAINTS = { api_sessions_identity_id_fkey: () => ApiError.of('INVALID_AUTH') };
 
-const SESSION_COLUMNS = `"id", "token", "identity_id", "authenticator_id", "ip_address", "config_types", "is_mfa_required",
-  "is_mfa_complete", "is_cert_extendable", "is_cert_extend_requested", "is_cert_key_roll_requested", "improper_client_cert_chain",
-  "last_activity_at", "tags", "created_at", "updated_at"`;
-
-/** New sessions (a jsonb array of rows) and their outbox events (another), in one statement. */
+/**
+ * New sessions (a jsonb array of rows) and their outbox events (another), and the SDK and
+ * environment info an identity reported ($3, $4: null when unchanged, $5: that identity), in one
+ * statement.
+ */
 const INSERT_SESSIONS = `WITH s AS (
-    INSERT INTO "api_sessions" (${SESSION_COLUMNS})
+    INSERT INTO "api_sessions" ("id", "token", "identity_id", "authenticator_id", "ip_address", "config_types", "is_mfa_required",
+      "is_mfa_complete", "is_cert_extendable", "is_cert_extend_requested", "is_cert_key_roll_requested", "improper_client_cert_chain",
+      "last_activity_at", "tags", "created_at", "updated_at")
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x("id" text, "token" text, "identity_id" text, "authenticator_id" text, "ip_address" text,
       "config_types" text[], "is_mfa_required" boolean, "is_mfa_complete" boolean, "is_cert_extendable" boolean,
       "is_cert_extend_requested" boolean, "is_cert_key_roll_requested" boolean, "improper_client_cert_chain" boolean,
@@ -164,5 +151,8 @@ const INSERT_SESSIONS = `WITH s AS (
   o AS (
     INSERT INTO "outbox_events" ("id", "type", "source", "data", "occurred_at")
     SELECT e."id", e."type", e."source", COALESCE(e."data", 'null'::jsonb), e."occurred_at"
-    FROM jsonb_to_recordset($2::jsonb) AS e("id" uuid, "type" text, "source" text, "data" jsonb, "occurred_at" timestamptz))
+    FROM jsonb_to_recordset($2::jsonb) AS e("id" uuid, "type" text, "source" text, "data" jsonb, "occurred_at" timestamptz)),
+  i AS (
+    UPDATE "identities" SET "sdk_info" = COALESCE($3::jsonb, "sdk_info"), "env_info" = COALESCE($4::jsonb, "env_info")
+    WHERE "id" = $5::text AND ($3::jsonb IS NOT NULL OR $4::jsonb IS NOT NULL))
   SELECT 1`;
