@@ -28,8 +28,10 @@ export function parseQueryString(raw: string): Record<string, string | string[]>
     if (UNSAFE_KEYS.has(key)) return viaQs(raw);
     const value = eq < 0 ? '' : part.slice(eq + 1);
     const seen = Object.prototype.hasOwnProperty.call(out, key) ? out[key] : undefined;
-    if (Array.isArray(seen) && seen.length >= ARRAY_LIMIT) return viaQs(raw);
-    out[key] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+    if (seen === undefined) out[key] = value;
+    else if (!Array.isArray(seen)) out[key] = [seen, value];
+    else if (seen.length < ARRAY_LIMIT) seen.push(value);
+    else return viaQs(raw);
   }
   return out;
 }
