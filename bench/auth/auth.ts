@@ -4,19 +4,23 @@
  *
  * It starts a whole controller (embedded PostgreSQL, in-process bus and cache by default; the real
  * servers when DATABASE_URL, NATS_URL and REDIS_URL are set, in a fresh database and isolated
- * stream / key prefix), creates one user with a password, then:
- *   1. raw: `verifyPassword` (the service's own Argon2id check: t=1, m=3 MiB, p=4) at concurrency 16;
- *   2. gateway: `POST /edge/client/v1/authenticate?method=password` over HTTPS (keep-alive) at
- *      concurrency 16, after a warm-up, from a worker thread with one lean TLS connection per
- *      concurrent client (the client shares the machine, so it does as little as a client can);
- *   3. raw again; the raw rate is the mean of 1 and 3.
- * and prints logins/s, p50/p99 latency and the ratio gateway/raw (goal ≥ 0.8).
+ * stream / key prefix), creates the users (one by default) with a password, warms the login path
+ * up, then alternates phases: raw, gateway, raw, gateway, …, raw, where
+ *   - raw is `verifyPassword` (the service's own Argon2id check: t=1, m=3 MiB, p=4) at concurrency 16;
+ *   - gateway is `POST /edge/client/v1/authenticate?method=password` over HTTPS (keep-alive) at
+ *     concurrency 16, from a worker thread with one lean TLS connection per concurrent client (the
+ *     client shares the machine, so it does as little as a client can).
+ * Each gateway phase is compared with the mean of the raw phases on either side of it, so a machine
+ * whose speed drifts during the run (a shared cloud host) skews the ratio less than one long phase
+ * of each would. It prints each round's ratio, then logins/s, p50/p99 latency and the ratio over
+ * all rounds (goal ≥ 0.8).
  *
- * BENCH_SECONDS (default 10) is the length of each measured phase; BENCH_CONCURRENCY (default 16);
- * BENCH_WARMUP_SECONDS (default 10) the login warm-up (long enough for V8 to have optimised the
- * login path on a loaded 2-core machine: the figures are those of a controller that has been up).
- * With BENCH_PROFILE=<file>, a V8 CPU profile of the controller's thread during the measured login
- * phase is written to that file.
+ * BENCH_ROUNDS (default 3) is the number of gateway phases; BENCH_SECONDS (default 5) the length
+ * of each phase; BENCH_CONCURRENCY (default 16); BENCH_USERS (default 1) the number of users the
+ * concurrent clients log in as (client i as user i mod n); BENCH_WARMUP_SECONDS (default 10) the
+ * login warm-up (long enough for V8 to have optimised the login path on a loaded 2-core machine:
+ * the figures are those of a controller that has been up). With BENCH_PROFILE=<file>, a V8 CPU profile
+ * of the controller's thread during the first gateway phase is written to that file.
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -31,8 +35,10 @@ import { startController } from '@ziti/controller';
 import { hashPassword, verifyPassword } from '@ziti/identity-auth/dist/domain/password.js';
 import { createTestDatabase } from '@ziti/test-kit';
 
-const SECONDS = Number(process.env.BENCH_SECONDS || 10);
+const SECONDS = Number(process.env.BENCH_SECONDS || 5);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS || 3));
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 16);
+const USERS = Math.max(1, Number(process.env.BENCH_USERS || 1));
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_SECONDS ?? 10) * 1000;
 const GOAL = 0.8;
 
@@ -63,6 +69,16 @@ async function run(ms: number, concurrency: number, op: (lane: number) => Promis
 }
 
 const rate = (p: Phase) => p.count / p.seconds;
+
+/** Several phases as one: counts, errors, time and latencies added up. */
+function merge(phases: Phase[]): Phase {
+  return {
+    count: phases.reduce((a, p) => a + p.count, 0),
+    errors: phases.reduce((a, p) => a + p.errors, 0),
+    seconds: phases.reduce((a, p) => a + p.seconds, 0),
+    latenciesMs: phases.flatMap((p) => p.latenciesMs),
+  };
+}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -123,26 +139,49 @@ async function main(): Promise<void> {
     const admin = await request(agent, at('/edge/management/v1/authenticate?method=password'), 'POST', { username: ctl.adminUsername, password: adminPassword });
     if (admin.status !== 200) throw new Error(`admin login failed: ${admin.status} ${JSON.stringify(admin.json)}`);
     const token = admin.json.data.token as string;
-    const username = `bench-${suffix}`;
+    // BENCH_USERS identities, the concurrent clients spread over them (lane i logs in as user i mod n).
     const password = `Bench!${randomBytes(9).toString('base64url')}2`;
-    const identity = await request(agent, at('/edge/management/v1/identities'), 'POST', { name: username, type: 'User', isAdmin: false }, token);
-    if (identity.status !== 201) throw new Error(`identity create failed: ${identity.status}`);
-    const authn = await request(agent, at('/edge/management/v1/authenticators'), 'POST', { method: 'updb', identityId: identity.json.data.id, username, password }, token);
-    if (authn.status !== 201) throw new Error(`authenticator create failed: ${authn.status}`);
+    const usernames: string[] = [];
+    for (let u = 0; u < USERS; u++) {
+      const username = `bench-${suffix}-${u}`;
+      const identity = await request(agent, at('/edge/management/v1/identities'), 'POST', { name: username, type: 'User', isAdmin: false }, token);
+      if (identity.status !== 201) throw new Error(`identity create failed: ${identity.status}`);
+      const authn = await request(agent, at('/edge/management/v1/authenticators'), 'POST', { method: 'updb', identityId: identity.json.data.id, username, password }, token);
+      if (authn.status !== 201) throw new Error(`authenticator create failed: ${authn.status}`);
+      usernames.push(username);
+    }
 
     const stored = await hashPassword(password);
     const rawOp = async () => verifyPassword(password, stored);
 
-    console.log(`auth benchmark: ${CONCURRENCY} concurrent, ${SECONDS} s per phase, ${os.cpus().length} CPU(s), ${real ? 'real PostgreSQL/NATS/Redis' : 'embedded PostgreSQL, in-process bus and cache'}`);
-    const raw1 = await run(SECONDS * 1000, CONCURRENCY, rawOp);
-    const gw = await loadFromWorker({ url: ctl.url, ca: ctl.caCertPem, username, password });
-    const raw2 = await run(SECONDS * 1000, CONCURRENCY, rawOp);
+    console.log(
+      `auth benchmark: ${CONCURRENCY} concurrent, ${ROUNDS} round(s) of ${SECONDS} s phases, ${os.cpus().length} CPU(s), ` +
+        `${real ? 'real PostgreSQL/NATS/Redis' : 'embedded PostgreSQL, in-process bus and cache'}`,
+    );
+    const load = await startLoadWorker({ url: ctl.url, ca: ctl.caCertPem, usernames, password });
+    const raws: Phase[] = [];
+    const gws: Phase[] = [];
+    try {
+      await load.phase(WARMUP_MS);
+      raws.push(await run(SECONDS * 1000, CONCURRENCY, rawOp));
+      for (let r = 0; r < ROUNDS; r++) {
+        gws.push(await load.phase(SECONDS * 1000, true));
+        raws.push(await run(SECONDS * 1000, CONCURRENCY, rawOp));
+      }
+    } finally {
+      await load.close();
+    }
 
-    const rawRate = (rate(raw1) + rate(raw2)) / 2;
+    const f = (n: number, d = 1) => n.toFixed(d);
+    const roundRaw = gws.map((_, r) => (rate(raws[r]!) + rate(raws[r + 1]!)) / 2);
+    gws.forEach((gw, r) => {
+      console.log(`round ${r + 1}: raw ${f(roundRaw[r]!)} /s, gateway ${f(rate(gw))} /s, ratio ${f(rate(gw) / roundRaw[r]!, 2)}`);
+    });
+    const rawRate = roundRaw.reduce((a, b) => a + b, 0) / roundRaw.length;
+    const gw = merge(gws);
     const sorted = [...gw.latenciesMs].sort((a, b) => a - b);
     const ratio = rate(gw) / rawRate;
-    const f = (n: number, d = 1) => n.toFixed(d);
-    console.log(`raw Argon2id verify:       ${f(rawRate)} /s (phases ${f(rate(raw1))} and ${f(rate(raw2))})`);
+    console.log(`raw Argon2id verify:       ${f(rawRate)} /s (phases ${raws.map((p) => f(rate(p))).join(', ')})`);
     console.log(`gateway password logins:   ${f(rate(gw))} /s (${gw.count} ok, ${gw.errors} failed)`);
     console.log(`gateway login latency:     p50 ${f(percentile(sorted, 50))} ms, p99 ${f(percentile(sorted, 99))} ms`);
     console.log(`ratio gateway / raw:       ${f(ratio, 2)} (goal >= ${GOAL}: ${ratio >= GOAL ? 'met' : 'NOT met'})`);
@@ -158,21 +197,58 @@ async function main(): Promise<void> {
 interface LoadJob {
   url: string;
   ca: string;
-  username: string;
+  usernames: string[];
   password: string;
 }
 
-/** Runs the login load (warm-up, then the measured phase) in a worker thread; resolves its phase. */
-function loadFromWorker(job: LoadJob): Promise<Phase> {
+type ToWorker = { run: number } | { close: true };
+type FromWorker = { phase: Phase } | { closed: true };
+
+interface LoadWorker {
+  /** Runs the login load for `ms` in the worker; `measured` phases are profiled (BENCH_PROFILE). */
+  phase(ms: number, measured?: boolean): Promise<Phase>;
+  close(): Promise<void>;
+}
+
+/** A worker thread that holds the lean connections and runs login phases on request. */
+function startLoadWorker(job: LoadJob): Promise<LoadWorker> {
   const profile = process.env.BENCH_PROFILE ? profiler(process.env.BENCH_PROFILE) : undefined;
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(__filename, { workerData: job });
-    worker.on('message', (m: { measuring: true } | { phase: Phase }) => {
-      if ('measuring' in m) void profile?.start();
-      else void (profile?.stop() ?? Promise.resolve()).then(() => resolve(m.phase), reject);
+  const worker = new Worker(__filename, { workerData: job });
+  let waiting: { resolve: (m: FromWorker) => void; reject: (err: Error) => void } | undefined;
+  const fail = (err: Error) => {
+    const w = waiting;
+    waiting = undefined;
+    w?.reject(err);
+  };
+  worker.on('message', (m: FromWorker) => {
+    const w = waiting;
+    waiting = undefined;
+    w?.resolve(m);
+  });
+  worker.once('error', fail);
+  worker.once('exit', (code) => fail(new Error(`load worker exited with ${code}`)));
+  const ask = (m: ToWorker) =>
+    new Promise<FromWorker>((resolve, reject) => {
+      waiting = { resolve, reject };
+      worker.postMessage(m);
     });
-    worker.once('error', reject);
-    worker.once('exit', (code) => code !== 0 && reject(new Error(`load worker exited with ${code}`)));
+  let profiled = false;
+  return Promise.resolve({
+    async phase(ms, measured = false) {
+      const profiling = measured && profile !== undefined && !profiled;
+      if (profiling) await profile.start();
+      const m = await ask({ run: ms });
+      if (profiling) {
+        profiled = true;
+        await profile.stop();
+      }
+      if (!('phase' in m)) throw new Error('load worker: unexpected reply');
+      return m.phase;
+    },
+    async close() {
+      await ask({ close: true }).catch(() => undefined);
+      await worker.terminate();
+    },
   });
 }
 
@@ -260,20 +336,25 @@ class LeanConnection {
   }
 }
 
-async function loadWorker(job: LoadJob): Promise<void> {
+function loadWorker(job: LoadJob): void {
   const url = new URL('/edge/client/v1/authenticate?method=password', job.url);
-  const body = JSON.stringify({ username: job.username, password: job.password });
-  const request = Buffer.from(
-    `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
+  const requests = job.usernames.map((username) => {
+    const body = JSON.stringify({ username, password: job.password });
+    return Buffer.from(
+      `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  });
   const connections = Array.from({ length: CONCURRENCY }, () => new LeanConnection(url, job.ca));
-  const login = async (lane: number) => (await connections[lane]!.send(request)) === 200;
-  await run(WARMUP_MS, CONCURRENCY, login);
-  parentPort!.postMessage({ measuring: true });
-  const phase = await run(SECONDS * 1000, CONCURRENCY, login);
-  for (const c of connections) c.close();
-  parentPort!.postMessage({ phase });
+  const login = async (lane: number) => (await connections[lane]!.send(requests[lane % requests.length]!)) === 200;
+  parentPort!.on('message', (m: ToWorker) => {
+    if ('close' in m) {
+      for (const c of connections) c.close();
+      parentPort!.postMessage({ closed: true } satisfies FromWorker);
+      return;
+    }
+    void run(m.run, CONCURRENCY, login).then((phase) => parentPort!.postMessage({ phase } satisfies FromWorker));
+  });
 }
 
 if (isMainThread) {
@@ -282,8 +363,5 @@ if (isMainThread) {
     process.exit(1);
   });
 } else {
-  loadWorker(workerData as LoadJob).catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
+  loadWorker(workerData as LoadJob);
 }
