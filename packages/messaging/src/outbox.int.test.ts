@@ -48,7 +48,7 @@ function pool(): Pool {
   return p;
 }
 
-function relay(p: Pool, bus: EventBus, extra: { batchSize?: number; pollIntervalMs?: number } = {}): OutboxRelay {
+function relay(p: Pool, bus: EventBus, extra: { batchSize?: number; pollIntervalMs?: number; markDelayMs?: number } = {}): OutboxRelay {
   const r = startOutboxRelay({ pool: p, bus, pollIntervalMs: 50, log: (m) => logs.push(m), ...extra });
   relays.push(r);
   return r;
@@ -179,6 +179,90 @@ describe('outbox relay', () => {
     await relay(pool(), counting.bus).flush();
     const { rows } = await writer.query('SELECT id FROM outbox_events ORDER BY id');
     expect(rows.map((r) => r.id).sort()).toEqual([recent.id, pending.id].sort());
+  });
+
+  describe('publishOnCommit', () => {
+    /** Counts the relay's mark statements on its pool. */
+    function countingMarks(p: Pool): { marks: () => number } {
+      let marks = 0;
+      const query = p.query.bind(p) as (...args: unknown[]) => Promise<unknown>;
+      (p as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => {
+        const q = args[0] as { name?: string };
+        if (typeof q === 'object' && q?.name?.startsWith('outbox_mark')) marks++;
+        return query(...args);
+      };
+      return { marks: () => marks };
+    }
+
+    it('publishes handed-over events right after their commit, in order, and marks them with one statement', async () => {
+      const counting = countingBus(natsBus);
+      const relayPool = pool();
+      const marks = countingMarks(relayPool);
+      const r = relay(relayPool, counting.bus, { pollIntervalMs: 60_000, markDelayMs: 60_000 });
+      const writer = pool();
+      const first = Array.from({ length: 3 }, (_, i) => newChangeEvent('identity-auth', 'api-session.created', { i }));
+      const second = [newChangeEvent('identity-auth', 'api-session.created', { i: 3 })];
+      await r.publishOnCommit(first, inTransaction(writer, (q) => writeOutboxEvents(q, first)));
+      await r.publishOnCommit(second, inTransaction(writer, (q) => writeOutboxEvents(q, second)));
+      await waitFor(() => counting.calls.size === 4, 'publishes without a flush or a poll');
+      expect(counting.order.slice(0, 3)).toEqual(first.map((e) => e.id));
+      expect(await unpublished(writer)).toBe(4); // the mark waits for markDelayMs (or a flush)
+      await r.flush();
+      expect(await unpublished(writer)).toBe(0);
+      expect(marks.marks()).toBe(1);
+      expect([...counting.calls.values()].every((n) => n === 1)).toBe(true);
+    });
+
+    it('holds handed-over rows back from flushes until the writer has published them', async () => {
+      const counting = countingBus(natsBus);
+      const r = relay(pool(), counting.bus, { pollIntervalMs: 60_000, markDelayMs: 10 });
+      const writer = pool();
+      const held = [newChangeEvent('policy', 'service.updated', { n: 1 }), newChangeEvent('policy', 'service.updated', { n: 2 })];
+      const other = newChangeEvent('policy', 'service.created', {});
+      let commit!: () => void;
+      const committed = new Promise<void>((resolve) => (commit = resolve));
+      void r.publishOnCommit(held, committed);
+      // The rows are committed, but the writer has not heard so yet; a flush runs meanwhile.
+      await writeOutboxEvents(writer, held);
+      await writeOutboxEvents(writer, [other]);
+      r.notify();
+      await waitFor(() => counting.calls.has(other.id), 'the flush to publish the other row');
+      expect(held.some((e) => counting.calls.has(e.id))).toBe(false);
+      expect(await unpublished(writer)).toBe(2);
+      commit();
+      await r.flush();
+      expect(await unpublished(writer)).toBe(0);
+      expect(held.map((e) => counting.calls.get(e.id))).toEqual([1, 1]);
+    });
+
+    it('publishes nothing of a write that failed, and holds nothing back', async () => {
+      const counting = countingBus(natsBus);
+      const r = relay(pool(), counting.bus, { pollIntervalMs: 60_000, markDelayMs: 10 });
+      const writer = pool();
+      const event = newChangeEvent('identity-auth', 'identity.created', { n: 1 });
+      const failed = inTransaction(writer, (q) => writeOutboxEvents(q, [event]), false).then(() => {
+        throw new Error('rolled back');
+      });
+      await expect(r.publishOnCommit([event], failed)).rejects.toThrow('rolled back');
+      await r.flush();
+      expect(counting.calls.size).toBe(0);
+      // The same event written again by an ordinary commit is the flushes' to publish.
+      await writeOutboxEvents(writer, [event]);
+      await r.flush();
+      expect(counting.calls.get(event.id)).toBe(1);
+      expect(await unpublished(writer)).toBe(0);
+    });
+
+    it('leaves the events it could not publish to the next flush, in order', async () => {
+      const counting = countingBus(natsBus, 1);
+      const r = relay(pool(), counting.bus, { pollIntervalMs: 60_000, markDelayMs: 10 });
+      const writer = pool();
+      const events = [newChangeEvent('policy', 'service.updated', { n: 1 }), newChangeEvent('policy', 'service.updated', { n: 2 })];
+      await r.publishOnCommit(events, inTransaction(writer, (q) => writeOutboxEvents(q, events)));
+      await waitFor(async () => (await unpublished(writer)) === 0, 'a flush to publish them');
+      expect(counting.order).toEqual(events.map((e) => e.id));
+      expect(logs.some((l) => l.includes('publishing after commit failed'))).toBe(true);
+    });
   });
 
   it('stop() waits for the flush in flight and ends polling', async () => {

@@ -85,11 +85,23 @@ export interface OutboxRelay {
   /** Flush now (call after a commit that wrote events). Bursts of calls coalesce. */
   notify(): void;
   /**
-   * Flushes and resolves once a flush that started after this call has ended (errors are
-   * logged, not thrown). For tests and for callers that want their events on the bus first.
+   * Publishes `events` as soon as `commit` resolves, instead of leaving them for a flush to find.
+   * `commit` is the write that inserted exactly these events into the outbox; it must settle only
+   * once its transaction has committed (or failed). Call this before the write can commit (in the
+   * same turn as starting it, or from inside its transaction): from then on, flushes of this relay
+   * skip these rows. Once `commit` resolves the events are published in order, without holding a
+   * transaction open, and marked published by a later statement shared with others (every
+   * `markDelayMs`). If `commit` rejects they are forgotten; if a publish fails, the rest of them
+   * are left to the next flush. Returns `commit` (the publish is not awaited).
+   */
+  publishOnCommit<T>(events: ChangeEvent<unknown>[], commit: Promise<T>): Promise<T>;
+  /**
+   * Flushes and resolves once a flush that started after this call has ended, and once every
+   * publish of `publishOnCommit` started before it has ended and been marked (errors are logged,
+   * not thrown). For tests and for callers that want their events on the bus first.
    */
   flush(): Promise<void>;
-  /** Stops polling; resolves once an in-flight flush has ended. */
+  /** Stops polling; resolves once an in-flight flush, publish or mark has ended. */
   stop(): Promise<void>;
 }
 
@@ -102,6 +114,8 @@ export interface OutboxRelayOptions {
   pollIntervalMs?: number;
   /** Rows claimed per transaction. Default 100. */
   batchSize?: number;
+  /** How long events published by `publishOnCommit` wait to be marked, so that one statement marks many. Default 100 ms. */
+  markDelayMs?: number;
   /** Published rows older than this are deleted (checked every few minutes). Default 1 h. */
   retainPublishedMs?: number;
   log?: (msg: string, err?: unknown) => void;
@@ -121,6 +135,12 @@ const CLEANUP_EVERY_MS = 5 * 60_000;
  * and marked published so it cannot block the others. Ordering holds within one relay; with
  * several relays running, events of different batches may interleave, so consumers must not
  * depend on a global order (only on idempotency by event id).
+ *
+ * A writer that knows its events can hand them over with `publishOnCommit`: they are published
+ * right after its commit (no claim transaction, no round trip before the publish) and marked in
+ * batches; this relay's flushes skip them meanwhile. Should the process stop between the commit
+ * and the mark, a later flush (of any replica) publishes them again, and the bus drops the
+ * duplicate by event id, as after a crash between publish and commit above.
  */
 export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const { pool, bus } = opts;
@@ -139,9 +159,18 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let lastCleanup = 0;
   const waiters: { run: number; resolve: () => void }[] = [];
 
+  const markDelayMs = opts.markDelayMs ?? 100;
+  // Ids handed over by publishOnCommit and not yet marked: flushes leave these rows alone.
+  const held = new Set<string>();
+  // Published by publishOnCommit, waiting for the shared mark statement.
+  let toMark: string[] = [];
+  let markTimer: NodeJS.Timeout | undefined;
+  let marking: Promise<void> | null = null;
+  const publishing = new Set<Promise<void>>();
+
   const claimSql =
     `SELECT "id", "type", "source", "data", "occurred_at" FROM ${table} WHERE "published_at" IS NULL ` +
-    `ORDER BY "occurred_at", "id" LIMIT $1 FOR UPDATE SKIP LOCKED`;
+    `AND NOT ("id" = ANY($2::uuid[])) ORDER BY "occurred_at", "id" LIMIT $1 FOR UPDATE SKIP LOCKED`;
   const markSql = `UPDATE ${table} SET "published_at" = now() WHERE "id" = ANY($1::uuid[])`;
   // Prepared once per connection (the relay runs them at the rate of the writes); named per table.
   const claimName = `outbox_claim_${statementSuffix(table)}`;
@@ -155,10 +184,12 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     try {
       await client.query('BEGIN');
       open = true;
-      const { rows } = await client.query({ name: claimName, text: claimSql, values: [batchSize] });
+      const { rows } = await client.query({ name: claimName, text: claimSql, values: [batchSize, [...held]] });
       const done: string[] = [];
       let failure: unknown;
       for (const row of rows) {
+        // Handed over after this claim's list was built, and committed before the claim ran.
+        if (held.has(row.id)) continue;
         const event = rowToEvent(row);
         try {
           assertPublishable(event);
@@ -205,6 +236,70 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     }
   }
 
+  /** Publishes handed-over events in order; those not published are released to the flushes. */
+  async function publishHeld(events: ChangeEvent<unknown>[]): Promise<void> {
+    let i = 0;
+    try {
+      for (; i < events.length && !stopped; i++) {
+        const event = events[i] as ChangeEvent;
+        try {
+          assertPublishable(event);
+        } catch (err) {
+          log(`outbox: dropping invalid event ${event.id} (${event.source}/${event.type})`, err);
+          continue;
+        }
+        await bus.publish(event);
+      }
+    } catch (err) {
+      log('outbox relay: publishing after commit failed, leaving the rest to the next flush', err);
+    }
+    for (let j = 0; j < events.length; j++) {
+      if (j < i) toMark.push(events[j]!.id);
+      else held.delete(events[j]!.id);
+    }
+    if (i < events.length) trigger();
+    scheduleMark();
+  }
+
+  function scheduleMark(): void {
+    if (stopped || toMark.length === 0 || markTimer !== undefined || marking) return;
+    markTimer = setTimeout(() => void markNow(), markDelayMs);
+    markTimer.unref();
+  }
+
+  /** One statement marks every event published after commit since the last one. */
+  function markNow(): Promise<void> {
+    clearTimeout(markTimer);
+    markTimer = undefined;
+    if (marking) return marking;
+    if (toMark.length === 0) return Promise.resolve();
+    const ids = toMark;
+    toMark = [];
+    marking = pool
+      .query({ name: markName, text: markSql, values: [ids] })
+      .then(
+        () => {
+          for (const id of ids) held.delete(id);
+        },
+        (err: unknown) => {
+          log('outbox relay: marking published events failed, retrying', err);
+          toMark = ids.concat(toMark);
+        },
+      )
+      .finally(() => {
+        marking = null;
+        scheduleMark();
+      });
+    return marking;
+  }
+
+  /** Waits for the publishes after commit under way, then marks what they published. */
+  async function settleMarks(): Promise<void> {
+    await Promise.all([...publishing]);
+    await marking;
+    await markNow();
+  }
+
   function trigger(): void {
     if (stopped) return;
     if (inFlight) {
@@ -240,16 +335,32 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         trigger();
       });
     },
-    flush() {
-      if (stopped) return Promise.resolve();
+    publishOnCommit(events, commit) {
+      if (stopped || events.length === 0) return commit;
+      for (const e of events) held.add(e.id);
+      const forget = () => {
+        for (const e of events) held.delete(e.id);
+      };
+      const published = commit.then(
+        () => publishHeld(events),
+        forget,
+      );
+      publishing.add(published);
+      void published.finally(() => publishing.delete(published));
+      return commit;
+    },
+    async flush() {
+      if (stopped) return;
+      await settleMarks();
       const done = new Promise<void>((resolve) => waiters.push({ run: started + 1, resolve }));
       trigger();
-      return done;
+      await done;
     },
     async stop() {
       stopped = true;
       clearTimeout(timer);
       await inFlight;
+      await settleMarks();
       for (const w of waiters.splice(0)) w.resolve();
     },
   };
