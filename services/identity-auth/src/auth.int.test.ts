@@ -258,7 +258,7 @@ describe('authenticate, current API session and token resolution', () => {
     expect(n).toBeGreaterThanOrEqual(1);
     const db = openDatabase(h.db.url);
     try {
-      const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => undefined);
+      const uow = new PrismaUnitOfWork(db.prisma, db.pool, { publishOnCommit: (_events, commit) => commit });
       const factors = new SecondaryFactorChecker(uow.repos, new JwtVerifier(new JwksFetcher()));
       const manager = new ApiSessionManager(uow, sharedPrincipalCache(h.cache, () => undefined), new ActivityRecorder(uow), factors, 30 * 60_000);
       expect(await manager.sweepIdle(1)).toBe(n); // batches of one: every idle session, no active one

@@ -96,7 +96,7 @@ describe('logins that arrive together share their statements', () => {
   });
 
   it('stores sessions created in the same turn with one statement, each with its api-session.created event', async () => {
-    const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => undefined);
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, { publishOnCommit: (_events, commit) => commit });
     const sessions = [newSession(alice.id, await authenticatorOf(alice.id)), newSession(bob.id, await authenticatorOf(bob.id)), newSession(alice.id, await authenticatorOf(alice.id))];
     const statements = await statementsOf(db, () =>
       Promise.all(sessions.map((s) => uow.createSession(s, {}, [{ type: 'api-session.created', apiSessionId: s.id, identityId: s.identityId }]))),
@@ -113,7 +113,7 @@ describe('logins that arrive together share their statements', () => {
   });
 
   it('fails only the login whose identity is gone when a batch breaks, and stores the others', async () => {
-    const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => undefined);
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, { publishOnCommit: (_events, commit) => commit });
     const good = [newSession(alice.id, await authenticatorOf(alice.id)), newSession(bob.id, await authenticatorOf(bob.id))];
     const orphan = newSession('deleted-identity', 'deleted-authenticator');
     const outcomes = await Promise.allSettled(
@@ -130,7 +130,7 @@ describe('logins that arrive together share their statements', () => {
   });
 
   it('writes newly reported SDK and environment info with the session', async () => {
-    const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => undefined);
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, { publishOnCommit: (_events, commit) => commit });
     const s = newSession(bob.id, await authenticatorOf(bob.id));
     await uow.createSession(s, { sdkInfo: { type: 'ziti-sdk-golang', version: 'v1.2.3' } }, []);
     const [row] = await h.sql('SELECT sdk_info FROM identities WHERE id = $1', [bob.id]);

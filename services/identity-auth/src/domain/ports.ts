@@ -101,7 +101,7 @@ export interface Transaction extends Repositories {
 
 export interface UnitOfWork {
   readonly repos: Repositories;
-  /** Runs `fn` in one transaction; after a commit that emitted events the outbox relay is nudged. */
+  /** Runs `fn` in one transaction; the events it emitted are published once it has committed (outbox relay). */
   run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
    * The login hot path in one atomic statement: the new session, the identity's reported

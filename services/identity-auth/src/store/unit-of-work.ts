@@ -1,6 +1,6 @@
 import { batched, prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
-import { outboxInsert } from '@ziti/messaging';
+import { type ChangeEvent, type OutboxRelay, outboxInsert } from '@ziti/messaging';
 import type { Pool } from 'pg';
 import type { ApiSession } from '../domain/model.js';
 import type { DomainEvent, Repositories, Transaction, UnitOfWork } from '../domain/ports.js';
@@ -30,7 +30,8 @@ function repositories(db: Db, pool: Pool): Repositories {
 
 /**
  * Prisma interactive transactions with the outbox: events emitted inside `run` are inserted in
- * the same transaction, and the relay is nudged once it committed.
+ * the same transaction and handed to the relay, which publishes them once the transaction has
+ * committed (`publishOnCommit`).
  */
 export class PrismaUnitOfWork implements UnitOfWork {
   readonly repos: Repositories;
@@ -38,33 +39,45 @@ export class PrismaUnitOfWork implements UnitOfWork {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly pool: Pool,
-    private readonly afterCommit: () => void,
+    private readonly relay: Pick<OutboxRelay, 'publishOnCommit'>,
   ) {
     this.repos = repositories(prisma, pool);
   }
 
   async run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    let emitted = false;
-    const result = await this.prisma.$transaction(
-      async (db) => {
-        const tx: Transaction = {
-          ...repositories(db, this.pool),
-          emit: async (...events: DomainEvent[]) => {
-            if (events.length === 0) return;
-            const { text, values } = outboxInsert(events.map(toChangeEvent));
-            await db.$executeRawUnsafe(text, ...values);
-            emitted = true;
-          },
-          lock: async (name: string) => {
-            await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`${SCHEMA}:${name}`}))`;
-          },
-        };
-        return fn(tx);
-      },
-      { timeout: 15_000, maxWait: 10_000 },
-    );
-    if (emitted) this.afterCommit();
-    return result;
+    const changes: ChangeEvent<unknown>[] = [];
+    let settle!: { resolve(): void; reject(err: unknown): void };
+    const committed = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+    committed.catch(() => undefined);
+    try {
+      const result = await this.prisma.$transaction(
+        async (db) => {
+          const tx: Transaction = {
+            ...repositories(db, this.pool),
+            emit: async (...events: DomainEvent[]) => {
+              if (events.length === 0) return;
+              const batch = events.map(toChangeEvent);
+              const { text, values } = outboxInsert(batch);
+              await db.$executeRawUnsafe(text, ...values);
+              changes.push(...batch);
+            },
+            lock: async (name: string) => {
+              await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`${SCHEMA}:${name}`}))`;
+            },
+          };
+          const value = await fn(tx);
+          // Still uncommitted: the relay holds these rows back from its flushes from now on.
+          if (changes.length > 0) void this.relay.publishOnCommit(changes, committed);
+          return value;
+        },
+        { timeout: 15_000, maxWait: 10_000 },
+      );
+      settle.resolve();
+      return result;
+    } catch (err) {
+      settle.reject(err);
+      throw err;
+    }
   }
 
   /**
@@ -74,13 +87,15 @@ export class PrismaUnitOfWork implements UnitOfWork {
    * a concurrent identity delete broke, go one by one.
    */
   async createSession(s: ApiSession, info: ReportedInfo, events: DomainEvent[]): Promise<void> {
-    if (info.sdkInfo === undefined && info.envInfo === undefined) {
-      const failure = await this.sessionBatch({ session: s, events });
-      if (failure) throw failure;
-    } else {
-      await this.createSessionAlone({ session: s, events }, info);
-    }
-    if (events.length > 0) this.afterCommit();
+    const item = { session: s, events: events.map(toChangeEvent) };
+    const write =
+      info.sdkInfo === undefined && info.envInfo === undefined
+        ? this.sessionBatch(item).then((failure) => {
+            if (failure) throw failure;
+          })
+        : this.createSessionAlone(item, info);
+    // Handed over before the statement is sent: the relay publishes the events once it committed.
+    await this.relay.publishOnCommit(item.events, write);
   }
 
   private readonly sessionBatch = batched((items: NewSession[]) => this.insertSessions(items));
@@ -109,7 +124,7 @@ export class PrismaUnitOfWork implements UnitOfWork {
       is_cert_key_roll_requested: s.isCertKeyRollRequested, improper_client_cert_chain: s.improperClientCertChain,
       last_activity_at: s.lastActivityAt.toISOString(), tags: s.tags, created_at: s.createdAt.toISOString(), updated_at: s.updatedAt.toISOString(),
     }));
-    const events = items.flatMap(({ events }) => events.map(toChangeEvent)).map((e) => ({
+    const events = items.flatMap(({ events }) => events).map((e) => ({
       id: e.id, type: e.type, source: e.source, data: e.data ?? null, occurred_at: e.occurredAt,
     }));
     const reported = info.sdkInfo !== undefined || info.envInfo !== undefined;
@@ -129,7 +144,7 @@ type ReportedInfo = { sdkInfo?: Record<string, unknown>; envInfo?: Record<string
 
 interface NewSession {
   session: ApiSession;
-  events: DomainEvent[];
+  events: ChangeEvent<unknown>[];
 }
 
 /** A session whose identity is gone (deleted while it logged in) is a failed login. */
