@@ -28,6 +28,8 @@ export function requireEntityAccess(ctx: HandlerContext, entity: string, action:
 
 /** The `Authorization: Bearer` tokens of the request (every header line, at most 3). */
 export function requestBearerTokens(ctx: HandlerContext): string[] {
+  // No line at all (`headers` keeps the first of several): skip building the per-line view.
+  if (ctx.req.headers.authorization === undefined) return [];
   const lines = ctx.req.headersDistinct?.authorization;
   return bearerTokens(lines ?? (typeof ctx.req.headers.authorization === 'string' ? [ctx.req.headers.authorization] : []));
 }
