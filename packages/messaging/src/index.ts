@@ -15,5 +15,6 @@ export {
   outboxInsert,
   writeOutboxEvents,
   startOutboxRelay,
+  runWithOutbox,
 } from './outbox.js';
 export { type Logger, typeMatches } from './subjects.js';

@@ -3,7 +3,7 @@ import { Pool } from 'pg';
 import { connect, type NatsConnection } from 'nats';
 import { createTestDatabase, testInfra, type TestDatabase } from '@ziti/test-kit';
 import { createNatsBus } from './nats-bus.js';
-import { newChangeEvent, OUTBOX_TABLE_SQL, startOutboxRelay, writeOutboxEvents, type OutboxRelay } from './outbox.js';
+import { newChangeEvent, OUTBOX_TABLE_SQL, runWithOutbox, startOutboxRelay, writeOutboxEvents, type OutboxRelay } from './outbox.js';
 import type { ChangeEvent, EventBus } from './types.js';
 
 const run = randomBytes(4).toString('hex');
@@ -251,6 +251,49 @@ describe('outbox relay', () => {
       await r.flush();
       expect(counting.calls.get(event.id)).toBe(1);
       expect(await unpublished(writer)).toBe(0);
+    });
+
+    it('runWithOutbox publishes the events of a committed transaction, and none of one that threw', async () => {
+      const counting = countingBus(natsBus);
+      const r = relay(pool(), counting.bus, { pollIntervalMs: 60_000, markDelayMs: 10 });
+      const writer = pool();
+      type Client = Pick<Pool, 'query'>;
+      const transaction = <T>(callback: (c: Client) => Promise<T>): Promise<T> =>
+        writer.connect().then(async (c) => {
+          try {
+            await c.query('BEGIN');
+            const value = await callback(c);
+            await c.query('COMMIT');
+            return value;
+          } catch (err) {
+            await c.query('ROLLBACK');
+            throw err;
+          } finally {
+            c.release();
+          }
+        });
+      const execute = (c: Client, text: string, values: unknown[]) => c.query(text, values);
+      const kept = [newChangeEvent('pki-enrollment', 'ca.verified', { n: 1 }), newChangeEvent('pki-enrollment', 'ca.deleted', { n: 2 })];
+      const value = await runWithOutbox(r, transaction, execute, async (_c, emit) => {
+        await emit([kept[0]!]);
+        await emit([kept[1]!]);
+        return 'done';
+      });
+      expect(value).toBe('done');
+      const dropped = newChangeEvent('pki-enrollment', 'ca.deleted', { n: 3 });
+      await expect(
+        runWithOutbox(r, transaction, execute, async (_c, emit) => {
+          await emit([dropped]);
+          throw new Error('refused');
+        }),
+      ).rejects.toThrow('refused');
+      await waitFor(() => counting.calls.size === 2, 'the committed events on the bus, without a flush');
+      expect(counting.order).toEqual(kept.map((e) => e.id));
+      await r.flush();
+      expect(counting.calls.has(dropped.id)).toBe(false);
+      expect(await unpublished(writer)).toBe(0);
+      const { rows } = await writer.query('SELECT count(*)::int AS n FROM outbox_events');
+      expect(rows[0].n).toBe(2);
     });
 
     it('leaves the events it could not publish to the next flush, in order', async () => {

@@ -81,6 +81,44 @@ export async function writeOutboxEvents(db: SqlQueryable, events: ChangeEvent<un
   await db.query(text, values);
 }
 
+/**
+ * Runs `body` in one transaction whose events go into the outbox and, once it has committed, onto
+ * the bus through `relay.publishOnCommit`. `transaction` opens the transaction and commits it when
+ * its callback resolves (e.g. `(cb) => prisma.$transaction(cb, opts)`); `execute` runs a statement
+ * inside it (e.g. `(tx, text, values) => tx.$executeRawUnsafe(text, ...values)`). `body` gets the
+ * transaction and `emit`, which inserts events into the outbox; they are handed to the relay
+ * after `body` and before the commit, so the relay's flushes leave them alone.
+ */
+export async function runWithOutbox<Tx, T>(
+  relay: Pick<OutboxRelay, 'publishOnCommit'>,
+  transaction: (callback: (tx: Tx) => Promise<T>) => Promise<T>,
+  execute: (tx: Tx, text: string, values: unknown[]) => Promise<unknown>,
+  body: (tx: Tx, emit: (events: ChangeEvent<unknown>[]) => Promise<void>) => Promise<T>,
+): Promise<T> {
+  const emitted: ChangeEvent<unknown>[] = [];
+  let settle!: { resolve(): void; reject(err: unknown): void };
+  const committed = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  committed.catch(() => undefined);
+  try {
+    const result = await transaction(async (tx) => {
+      const value = await body(tx, async (events) => {
+        if (events.length === 0) return;
+        const { text, values } = outboxInsert(events);
+        await execute(tx, text, values);
+        emitted.push(...events);
+      });
+      // Still uncommitted: the relay holds these rows back from its flushes from now on.
+      if (emitted.length > 0) void relay.publishOnCommit(emitted, committed);
+      return value;
+    });
+    settle.resolve();
+    return result;
+  } catch (err) {
+    settle.reject(err);
+    throw err;
+  }
+}
+
 export interface OutboxRelay {
   /** Flush now (call after a commit that wrote events). Bursts of calls coalesce. */
   notify(): void;
@@ -191,10 +229,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         // Handed over after this claim's list was built, and committed before the claim ran.
         if (held.has(row.id)) continue;
         const event = rowToEvent(row);
-        try {
-          assertPublishable(event);
-        } catch (err) {
-          log(`outbox: dropping invalid event ${row.id} (${row.source}/${row.type})`, err);
+        if (!publishable(event)) {
           done.push(row.id);
           continue;
         }
@@ -236,19 +271,24 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     }
   }
 
+  /** False (and logged) for an event the bus would refuse: it is marked published so it blocks nothing. */
+  function publishable(event: ChangeEvent): boolean {
+    try {
+      assertPublishable(event);
+      return true;
+    } catch (err) {
+      log(`outbox: dropping invalid event ${event.id} (${event.source}/${event.type})`, err);
+      return false;
+    }
+  }
+
   /** Publishes handed-over events in order; those not published are released to the flushes. */
   async function publishHeld(events: ChangeEvent<unknown>[]): Promise<void> {
     let i = 0;
     try {
       for (; i < events.length && !stopped; i++) {
         const event = events[i] as ChangeEvent;
-        try {
-          assertPublishable(event);
-        } catch (err) {
-          log(`outbox: dropping invalid event ${event.id} (${event.source}/${event.type})`, err);
-          continue;
-        }
-        await bus.publish(event);
+        if (publishable(event)) await bus.publish(event);
       }
     } catch (err) {
       log('outbox relay: publishing after commit failed, leaving the rest to the next flush', err);

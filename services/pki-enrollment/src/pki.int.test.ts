@@ -27,7 +27,7 @@ describe('controller PKI', () => {
 
   const open = () => {
     const database = openDatabase(db.url, () => undefined);
-    return { database, uow: new PrismaUnitOfWork(database.prisma, database.pool, () => undefined) };
+    return { database, uow: new PrismaUnitOfWork(database.prisma, database.pool, { publishOnCommit: (_events, commit) => commit }) };
   };
 
   it('is created once, even by replicas starting together, and reused afterwards', async () => {

@@ -78,7 +78,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
   try {
     const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
     closers.push(() => relay.stop());
-    const uow = new PrismaUnitOfWork(db.prisma, db.pool, () => relay.notify());
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, relay);
     let identities = deps.identityDirectory;
     if (!identities) {
       const client = identityAuthDirectory(deps.identityAuthGrpc ?? '127.0.0.1:18201', log);

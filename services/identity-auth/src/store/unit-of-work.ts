@@ -1,6 +1,6 @@
 import { batched, prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
-import { type ChangeEvent, type OutboxRelay, outboxInsert } from '@ziti/messaging';
+import { type ChangeEvent, type OutboxRelay, runWithOutbox } from '@ziti/messaging';
 import type { Pool } from 'pg';
 import type { ApiSession } from '../domain/model.js';
 import type { DomainEvent, Repositories, Transaction, UnitOfWork } from '../domain/ports.js';
@@ -44,40 +44,20 @@ export class PrismaUnitOfWork implements UnitOfWork {
     this.repos = repositories(prisma, pool);
   }
 
-  async run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    const changes: ChangeEvent<unknown>[] = [];
-    let settle!: { resolve(): void; reject(err: unknown): void };
-    const committed = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    committed.catch(() => undefined);
-    try {
-      const result = await this.prisma.$transaction(
-        async (db) => {
-          const tx: Transaction = {
-            ...repositories(db, this.pool),
-            emit: async (...events: DomainEvent[]) => {
-              if (events.length === 0) return;
-              const batch = events.map(toChangeEvent);
-              const { text, values } = outboxInsert(batch);
-              await db.$executeRawUnsafe(text, ...values);
-              changes.push(...batch);
-            },
-            lock: async (name: string) => {
-              await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`${SCHEMA}:${name}`}))`;
-            },
-          };
-          const value = await fn(tx);
-          // Still uncommitted: the relay holds these rows back from its flushes from now on.
-          if (changes.length > 0) void this.relay.publishOnCommit(changes, committed);
-          return value;
-        },
-        { timeout: 15_000, maxWait: 10_000 },
-      );
-      settle.resolve();
-      return result;
-    } catch (err) {
-      settle.reject(err);
-      throw err;
-    }
+  run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    return runWithOutbox(
+      this.relay,
+      (callback: (db: Db) => Promise<T>) => this.prisma.$transaction(callback, { timeout: 15_000, maxWait: 10_000 }),
+      (db, text, values) => db.$executeRawUnsafe(text, ...values),
+      (db, emit) =>
+        fn({
+          ...repositories(db, this.pool),
+          emit: (...events: DomainEvent[]) => emit(events.map(toChangeEvent)),
+          lock: async (name: string) => {
+            await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`${SCHEMA}:${name}`}))`;
+          },
+        }),
+    );
   }
 
   /**

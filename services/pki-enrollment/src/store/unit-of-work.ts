@@ -1,4 +1,4 @@
-import { newChangeEvent, outboxInsert } from '@ziti/messaging';
+import { newChangeEvent, type OutboxRelay, runWithOutbox } from '@ziti/messaging';
 import type { Pool } from 'pg';
 import type { DomainEvent, Repositories, Transaction, UnitOfWork } from '../domain/ports.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
@@ -28,39 +28,35 @@ function toChangeEvent(e: DomainEvent) {
   return newChangeEvent(SERVICE_NAME, e.type, { caId: e.caId });
 }
 
-/** Prisma interactive transactions with the outbox; the relay is nudged after a commit that emitted. */
+/**
+ * Prisma interactive transactions with the outbox: events emitted inside `run` are inserted in
+ * the same transaction and handed to the relay, which publishes them once the transaction has
+ * committed (`publishOnCommit`).
+ */
 export class PrismaUnitOfWork implements UnitOfWork {
   readonly repos: Repositories;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly pool: Pool,
-    private readonly afterCommit: () => void,
+    private readonly relay: Pick<OutboxRelay, 'publishOnCommit'>,
   ) {
     this.repos = repositories(prisma, pool);
   }
 
-  async run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    let emitted = false;
-    const result = await this.prisma.$transaction(
-      async (db) => {
-        const tx: Transaction = {
+  run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    return runWithOutbox(
+      this.relay,
+      (callback: (db: Db) => Promise<T>) => this.prisma.$transaction(callback, { timeout: 15_000, maxWait: 10_000 }),
+      (db, text, values) => db.$executeRawUnsafe(text, ...values),
+      (db, emit) =>
+        fn({
           ...repositories(db, this.pool),
-          emit: async (...events: DomainEvent[]) => {
-            if (events.length === 0) return;
-            const { text, values } = outboxInsert(events.map(toChangeEvent));
-            await db.$executeRawUnsafe(text, ...values);
-            emitted = true;
-          },
+          emit: (...events: DomainEvent[]) => emit(events.map(toChangeEvent)),
           lock: async (name: string) => {
             await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`${SCHEMA}:${name}`}))`;
           },
-        };
-        return fn(tx);
-      },
-      { timeout: 15_000, maxWait: 10_000 },
+        }),
     );
-    if (emitted) this.afterCommit();
-    return result;
   }
 }
