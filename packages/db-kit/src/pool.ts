@@ -3,6 +3,7 @@ import { Pool, type PoolConfig } from 'pg';
 /**
  * A pg pool whose connections see only the service's own schema (search_path), for raw SQL
  * such as compiled ZitiQL filters. Prisma clients get the same schema through `PrismaPg`.
+ * `extra.options` (more `-c name=value` settings of the connections) is added to the search_path.
  */
 export function createSchemaPool(
   databaseUrl: string,
@@ -10,7 +11,8 @@ export function createSchemaPool(
   extra: PoolConfig = {},
   onError: (err: Error) => void = (err) => console.error(`[db:${schema}] idle client error: ${err.message}`),
 ): Pool {
-  const pool = new Pool({ connectionString: databaseUrl, max: 10, options: `-c search_path="${schema}"`, ...extra });
+  const options = [`-c search_path="${schema}"`, extra.options].filter(Boolean).join(' ');
+  const pool = new Pool({ connectionString: databaseUrl, max: 10, ...extra, options });
   // An idle client can fail (server restart, database dropped); without a listener that would crash the process.
   pool.on('error', onError);
   return pool;

@@ -129,6 +129,26 @@ describe('logins that arrive together share their statements', () => {
     expect(events.map((e) => e.id)).toEqual(good.map((s) => s.id).sort());
   });
 
+  it('stores sessions through the session-write pool, whose connections commit asynchronously, and only there', async () => {
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, { publishOnCommit: (_events, commit) => commit }, db.sessionWrites);
+    const sessions = [newSession(alice.id, await authenticatorOf(alice.id)), newSession(bob.id, await authenticatorOf(bob.id))];
+    const writes = jest.spyOn(db.sessionWrites, 'query');
+    try {
+      const statements = await statementsOf(db, () => Promise.all(sessions.map((s) => uow.createSession(s, {}, []))));
+      expect(statements).toBe(0);
+      expect(writes.mock.calls).toHaveLength(1);
+    } finally {
+      writes.mockRestore();
+    }
+    expect((await h.sql('SELECT id FROM api_sessions WHERE id = ANY($1) ORDER BY id', [sessions.map((s) => s.id)])).map((r) => r.id)).toEqual(
+      sessions.map((s) => s.id).sort(),
+    );
+    const setting = async (pool: Database['pool']) => (await pool.query('SHOW synchronous_commit')).rows[0].synchronous_commit;
+    expect(await setting(db.sessionWrites)).toBe('off');
+    expect(await setting(db.pool)).toBe('on');
+    expect((await db.sessionWrites.query('SHOW search_path')).rows[0].search_path).toBe(`"${SCHEMA}"`);
+  });
+
   it('writes newly reported SDK and environment info with the session', async () => {
     const uow = new PrismaUnitOfWork(db.prisma, db.pool, { publishOnCommit: (_events, commit) => commit });
     const s = newSession(bob.id, await authenticatorOf(bob.id));

@@ -120,7 +120,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
   };
 
   try {
-    const uow = new PrismaUnitOfWork(db.prisma, db.pool, relay);
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, relay, db.sessionWrites);
     const cache = sharedPrincipalCache(deps.cache, log);
     await ensureDefaultAdmin(uow, deps.admin, (pw) => storeAdminPassword(deps.dataDir, pw, deps.admin.username, log)).catch((err) => {
       throw schemaHint(err);

@@ -13,23 +13,39 @@ export interface Database {
   prisma: PrismaClient;
   /** Raw pg pool on the same schema (search_path): compiled list queries, the outbox relay. */
   pool: Pool;
+  /** The pool that stores new API sessions: the same schema, with asynchronous commit (see `openDatabase`). */
+  sessionWrites: Pool;
   close(): Promise<void>;
 }
 
-/** One pg pool for everything; Prisma runs on it through the pg adapter. */
+/**
+ * One pg pool for everything (Prisma runs on it through the pg adapter), and a small one for the
+ * login's session insert whose connections commit asynchronously (`synchronous_commit=off`): a
+ * login does not wait for the WAL flush. PostgreSQL stays consistent either way; what a crash of
+ * the database server or its host can lose is the sessions created in the last moments before it
+ * (at most three `wal_writer_delay`s, 600 ms by default), whose clients then get 401 and log in
+ * again. Everything else (credentials, lockout counters, management writes) commits synchronously.
+ */
 export function openDatabase(databaseUrl: string): Database {
   const pool = createSchemaPool(databaseUrl, SCHEMA);
   pool.on('error', () => undefined); // idle-client errors surface on the next query instead
+  const sessionWrites = createSchemaPool(databaseUrl, SCHEMA, { max: SESSION_WRITE_CONNECTIONS, options: '-c synchronous_commit=off' });
+  sessionWrites.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { schema: SCHEMA }) });
   return {
     prisma,
     pool,
+    sessionWrites,
     async close() {
       await prisma.$disconnect();
       await pool.end();
+      await sessionWrites.end();
     },
   };
 }
+
+/** Connections of the session-insert pool: concurrent logins share statements (`batched`), so few are busy at once. */
+const SESSION_WRITE_CONNECTIONS = 4;
 
 const UNIQUE_FIELDS: [RegExp, string][] = [
   [/username/, 'username'],

@@ -36,10 +36,15 @@ function repositories(db: Db, pool: Pool): Repositories {
 export class PrismaUnitOfWork implements UnitOfWork {
   readonly repos: Repositories;
 
+  /**
+   * `sessionWrites` stores new sessions (by default `pool`); the service gives it a pool that
+   * commits asynchronously (see `openDatabase`).
+   */
   constructor(
     private readonly prisma: PrismaClient,
     private readonly pool: Pool,
     private readonly relay: Pick<OutboxRelay, 'publishOnCommit'>,
+    private readonly sessionWrites: Pool = pool,
   ) {
     this.repos = repositories(prisma, pool);
   }
@@ -108,7 +113,7 @@ export class PrismaUnitOfWork implements UnitOfWork {
       id: e.id, type: e.type, source: e.source, data: e.data ?? null, occurred_at: e.occurredAt,
     }));
     const reported = info.sdkInfo !== undefined || info.envInfo !== undefined;
-    await this.pool.query(
+    await this.sessionWrites.query(
       prepared(INSERT_SESSIONS, [
         JSON.stringify(sessions),
         JSON.stringify(events),
