@@ -21,6 +21,11 @@
  * login warm-up (long enough for V8 to have optimised the login path on a loaded 2-core machine:
  * the figures are those of a controller that has been up). With BENCH_PROFILE=<file>, a V8 CPU profile
  * of the controller's thread during the first gateway phase is written to that file.
+ *
+ * On Linux it also prints the CPU time per operation of each kind of phase (`cpu.ts`): the
+ * controller's main thread, the load generator, the rest of the process (the hashing threads) and
+ * PostgreSQL's local processes, and the idle time. Those move far less from run to run than the
+ * throughput of a shared machine, so they show what a change to the login path saves.
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -34,6 +39,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { startController } from '@ziti/controller';
 import { hashPassword, verifyPassword } from '@ziti/identity-auth/dist/domain/password.js';
 import { createTestDatabase } from '@ziti/test-kit';
+import { type CpuSplit, addCpu, currentTid, emptyCpu, perOperation, sampleCpu } from './cpu.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 5);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS || 3));
@@ -161,12 +167,23 @@ async function main(): Promise<void> {
     const load = await startLoadWorker({ url: ctl.url, ca: ctl.caCertPem, usernames, password });
     const raws: Phase[] = [];
     const gws: Phase[] = [];
+    const rawCpu = emptyCpu();
+    const gwCpu = emptyCpu();
+    /** Runs a phase and adds the CPU it used to `sum` (when /proc is there). */
+    const measured = async (sum: ReturnType<typeof emptyCpu>, phase: () => Promise<Phase>): Promise<Phase> => {
+      const before = sampleCpu(load.tid());
+      const p = await phase();
+      const after = sampleCpu(load.tid());
+      if (before && after) addCpu(sum, before, after, p.count);
+      return p;
+    };
+    const rawPhase = () => measured(rawCpu, () => run(SECONDS * 1000, CONCURRENCY, rawOp));
     try {
       await load.phase(WARMUP_MS);
-      raws.push(await run(SECONDS * 1000, CONCURRENCY, rawOp));
+      raws.push(await rawPhase());
       for (let r = 0; r < ROUNDS; r++) {
-        gws.push(await load.phase(SECONDS * 1000, true));
-        raws.push(await run(SECONDS * 1000, CONCURRENCY, rawOp));
+        gws.push(await measured(gwCpu, () => load.phase(SECONDS * 1000, true)));
+        raws.push(await rawPhase());
       }
     } finally {
       await load.close();
@@ -185,6 +202,13 @@ async function main(): Promise<void> {
     console.log(`gateway password logins:   ${f(rate(gw))} /s (${gw.count} ok, ${gw.errors} failed)`);
     console.log(`gateway login latency:     p50 ${f(percentile(sorted, 50))} ms, p99 ${f(percentile(sorted, 99))} ms`);
     console.log(`ratio gateway / raw:       ${f(ratio, 2)} (goal >= ${GOAL}: ${ratio >= GOAL ? 'met' : 'NOT met'})`);
+    if (gwCpu.ops > 0 && rawCpu.ops > 0) {
+      const split = (c: CpuSplit, load: boolean) =>
+        `main thread ${f(c.main, 3)} ms, ${load ? `load generator ${f(c.load, 3)} ms, ` : ''}rest of the process ${f(c.rest, 3)} ms, ` +
+        `PostgreSQL ${f(c.postgres, 3)} ms; idle ${f(c.idleCores, 2)} cores`;
+      console.log(`CPU per raw verify:        ${split(perOperation(rawCpu), false)}`);
+      console.log(`CPU per gateway login:     ${split(perOperation(gwCpu), true)}`);
+    }
     if (gw.errors > 0) process.exitCode = 1;
   } finally {
     agent.destroy();
@@ -202,11 +226,13 @@ interface LoadJob {
 }
 
 type ToWorker = { run: number } | { close: true };
-type FromWorker = { phase: Phase } | { closed: true };
+type FromWorker = { phase: Phase; tid?: number } | { closed: true };
 
 interface LoadWorker {
   /** Runs the login load for `ms` in the worker; `measured` phases are profiled (BENCH_PROFILE). */
   phase(ms: number, measured?: boolean): Promise<Phase>;
+  /** The worker's thread id, once it answered a phase (Linux). */
+  tid(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -233,6 +259,7 @@ function startLoadWorker(job: LoadJob): Promise<LoadWorker> {
       worker.postMessage(m);
     });
   let profiled = false;
+  let tid: number | undefined;
   return Promise.resolve({
     async phase(ms, measured = false) {
       const profiling = measured && profile !== undefined && !profiled;
@@ -243,8 +270,10 @@ function startLoadWorker(job: LoadJob): Promise<LoadWorker> {
         await profile.stop();
       }
       if (!('phase' in m)) throw new Error('load worker: unexpected reply');
+      tid = m.tid;
       return m.phase;
     },
+    tid: () => tid,
     async close() {
       await ask({ close: true }).catch(() => undefined);
       await worker.terminate();
@@ -353,7 +382,7 @@ function loadWorker(job: LoadJob): void {
       parentPort!.postMessage({ closed: true } satisfies FromWorker);
       return;
     }
-    void run(m.run, CONCURRENCY, login).then((phase) => parentPort!.postMessage({ phase } satisfies FromWorker));
+    void run(m.run, CONCURRENCY, login).then((phase) => parentPort!.postMessage({ phase, tid: currentTid() } satisfies FromWorker));
   });
 }
 

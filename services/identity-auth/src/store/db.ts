@@ -27,10 +27,9 @@ export interface Database {
  * again. Everything else (credentials, lockout counters, management writes) commits synchronously.
  */
 export function openDatabase(databaseUrl: string): Database {
-  const pool = createSchemaPool(databaseUrl, SCHEMA);
-  pool.on('error', () => undefined); // idle-client errors surface on the next query instead
-  const sessionWrites = createSchemaPool(databaseUrl, SCHEMA, { max: SESSION_WRITE_CONNECTIONS, options: '-c synchronous_commit=off' });
-  sessionWrites.on('error', () => undefined);
+  const quiet = () => undefined; // idle-client errors surface on the next query instead
+  const pool = createSchemaPool(databaseUrl, SCHEMA, {}, quiet);
+  const sessionWrites = createSchemaPool(databaseUrl, SCHEMA, { max: SESSION_WRITE_CONNECTIONS, options: '-c synchronous_commit=off' }, quiet);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { schema: SCHEMA }) });
   return {
     prisma,
