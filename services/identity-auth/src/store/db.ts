@@ -22,9 +22,10 @@ export interface Database {
  * One pg pool for everything (Prisma runs on it through the pg adapter), and a small one for the
  * login's session insert whose connections commit asynchronously (`synchronous_commit=off`): a
  * login does not wait for the WAL flush. PostgreSQL stays consistent either way; what a crash of
- * the database server or its host can lose is the sessions created in the last moments before it
- * (at most three `wal_writer_delay`s, 600 ms by default), whose clients then get 401 and log in
- * again. Everything else (credentials, lockout counters, management writes) commits synchronously.
+ * the database server or its host, or a failover, can lose is the sessions created in the last
+ * moments before it (at most three `wal_writer_delay`s, 600 ms by default), whose clients then get
+ * 401 and log in again. Everything else (credentials, lockout counters, management writes)
+ * commits synchronously.
  */
 export function openDatabase(databaseUrl: string): Database {
   const quiet = () => undefined; // idle-client errors surface on the next query instead
