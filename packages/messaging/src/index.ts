@@ -16,5 +16,8 @@ export {
   writeOutboxEvents,
   startOutboxRelay,
   runWithOutbox,
+  runPrismaWithOutbox,
+  type PrismaOutboxClient,
+  type PrismaOutboxTx,
 } from './outbox.js';
 export { type Logger, typeMatches } from './subjects.js';

@@ -3,7 +3,16 @@ import { Pool } from 'pg';
 import { connect, type NatsConnection } from 'nats';
 import { createTestDatabase, testInfra, type TestDatabase } from '@ziti/test-kit';
 import { createNatsBus } from './nats-bus.js';
-import { newChangeEvent, OUTBOX_TABLE_SQL, runWithOutbox, startOutboxRelay, writeOutboxEvents, type OutboxRelay } from './outbox.js';
+import {
+  newChangeEvent,
+  OUTBOX_TABLE_SQL,
+  type PrismaOutboxTx,
+  runPrismaWithOutbox,
+  runWithOutbox,
+  startOutboxRelay,
+  writeOutboxEvents,
+  type OutboxRelay,
+} from './outbox.js';
 import type { ChangeEvent, EventBus } from './types.js';
 
 const run = randomBytes(4).toString('hex');
@@ -294,6 +303,61 @@ describe('outbox relay', () => {
       expect(await unpublished(writer)).toBe(0);
       const { rows } = await writer.query('SELECT count(*)::int AS n FROM outbox_events');
       expect(rows[0].n).toBe(2);
+    });
+
+    it('runPrismaWithOutbox serialises transactions that lock the same name in its scope, and publishes each on commit', async () => {
+      const counting = countingBus(natsBus);
+      const r = relay(pool(), counting.bus, { pollIntervalMs: 60_000, markDelayMs: 10 });
+      const writer = pool();
+      // A client with Prisma's shape over pg: interactive transactions and $executeRawUnsafe.
+      const prisma = {
+        async $transaction<T>(fn: (tx: PrismaOutboxTx) => Promise<T>): Promise<T> {
+          const c = await writer.connect();
+          try {
+            await c.query('BEGIN');
+            const value = await fn({ $executeRawUnsafe: async (q, ...values) => (await c.query(q, values)).rowCount ?? 0 });
+            await c.query('COMMIT');
+            return value;
+          } catch (err) {
+            await c.query('ROLLBACK');
+            throw err;
+          } finally {
+            c.release();
+          }
+        },
+      };
+      const steps: string[] = [];
+      let releaseFirst!: () => void;
+      const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+      const events = [newChangeEvent('identity-auth', 'auth-policy.updated', { n: 1 }), newChangeEvent('identity-auth', 'auth-policy.updated', { n: 2 })];
+      const first = runPrismaWithOutbox(r, prisma, 'svc', async (_tx, emit, lock) => {
+        await lock('policy');
+        steps.push('first locked');
+        await firstHolds;
+        await emit([events[0]!]);
+        steps.push('first done');
+      });
+      await waitFor(() => steps.length === 1, 'the first transaction holding the lock');
+      const second = runPrismaWithOutbox(r, prisma, 'svc', async (_tx, emit, lock) => {
+        await lock('policy');
+        steps.push('second locked');
+        await emit([events[1]!]);
+      });
+      // The same name in another scope is another lock: it does not wait.
+      await runPrismaWithOutbox(r, prisma, 'other', async (_tx, _emit, lock) => {
+        await lock('policy');
+        steps.push('other scope locked');
+      });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(steps).toEqual(['first locked', 'other scope locked']);
+      } finally {
+        releaseFirst(); // also when the check failed: the test must end, not wait for a lock
+      }
+      await Promise.all([first, second]);
+      expect(steps).toEqual(['first locked', 'other scope locked', 'first done', 'second locked']);
+      await waitFor(() => counting.calls.size === 2, 'both transactions\' events on the bus, without a flush');
+      expect(counting.order).toEqual(events.map((e) => e.id));
     });
 
     it('leaves the events it could not publish to the next flush, in order', async () => {

@@ -119,6 +119,38 @@ export async function runWithOutbox<Tx, T>(
   }
 }
 
+/** What `runPrismaWithOutbox` uses of a Prisma transaction client. */
+export interface PrismaOutboxTx {
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+}
+
+/** What `runPrismaWithOutbox` uses of a Prisma client: interactive transactions. */
+export interface PrismaOutboxClient<Tx extends PrismaOutboxTx> {
+  $transaction<T>(fn: (tx: Tx) => Promise<T>, options: { timeout: number; maxWait: number }): Promise<T>;
+}
+
+/**
+ * `runWithOutbox` on a Prisma client: an interactive transaction (15 s timeout, 10 s to get a
+ * connection) whose `body` also gets `lock(name)`, a transaction-scoped advisory lock on
+ * `<lockScope>:<name>` (serialises writers of one replica set that must not interleave).
+ */
+export function runPrismaWithOutbox<Tx extends PrismaOutboxTx, T>(
+  relay: Pick<OutboxRelay, 'publishOnCommit'>,
+  prisma: PrismaOutboxClient<Tx>,
+  lockScope: string,
+  body: (tx: Tx, emit: (events: ChangeEvent<unknown>[]) => Promise<void>, lock: (name: string) => Promise<void>) => Promise<T>,
+): Promise<T> {
+  return runWithOutbox(
+    relay,
+    (callback: (tx: Tx) => Promise<T>) => prisma.$transaction(callback, { timeout: 15_000, maxWait: 10_000 }),
+    (tx, text, values) => tx.$executeRawUnsafe(text, ...values),
+    (tx, emit) =>
+      body(tx, emit, async (name) => {
+        await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtext($1))', `${lockScope}:${name}`);
+      }),
+  );
+}
+
 export interface OutboxRelay {
   /** Flush now (call after a commit that wrote events). Bursts of calls coalesce. */
   notify(): void;

@@ -1,6 +1,6 @@
 import { batched, prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
-import { type ChangeEvent, type OutboxRelay, runWithOutbox } from '@ziti/messaging';
+import { type ChangeEvent, type OutboxRelay, runPrismaWithOutbox } from '@ziti/messaging';
 import type { Pool } from 'pg';
 import type { ApiSession } from '../domain/model.js';
 import type { DomainEvent, Repositories, Transaction, UnitOfWork } from '../domain/ports.js';
@@ -50,18 +50,8 @@ export class PrismaUnitOfWork implements UnitOfWork {
   }
 
   run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    return runWithOutbox(
-      this.relay,
-      (callback: (db: Db) => Promise<T>) => this.prisma.$transaction(callback, { timeout: 15_000, maxWait: 10_000 }),
-      (db, text, values) => db.$executeRawUnsafe(text, ...values),
-      (db, emit) =>
-        fn({
-          ...repositories(db, this.pool),
-          emit: (...events: DomainEvent[]) => emit(events.map(toChangeEvent)),
-          lock: async (name: string) => {
-            await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`${SCHEMA}:${name}`}))`;
-          },
-        }),
+    return runPrismaWithOutbox<Db, T>(this.relay, this.prisma, SCHEMA, (db, emit, lock) =>
+      fn({ ...repositories(db, this.pool), emit: (...events: DomainEvent[]) => emit(events.map(toChangeEvent)), lock }),
     );
   }
 

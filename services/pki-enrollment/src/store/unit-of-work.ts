@@ -1,4 +1,4 @@
-import { newChangeEvent, type OutboxRelay, runWithOutbox } from '@ziti/messaging';
+import { newChangeEvent, type OutboxRelay, runPrismaWithOutbox } from '@ziti/messaging';
 import type { Pool } from 'pg';
 import type { DomainEvent, Repositories, Transaction, UnitOfWork } from '../domain/ports.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
@@ -45,18 +45,8 @@ export class PrismaUnitOfWork implements UnitOfWork {
   }
 
   run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    return runWithOutbox(
-      this.relay,
-      (callback: (db: Db) => Promise<T>) => this.prisma.$transaction(callback, { timeout: 15_000, maxWait: 10_000 }),
-      (db, text, values) => db.$executeRawUnsafe(text, ...values),
-      (db, emit) =>
-        fn({
-          ...repositories(db, this.pool),
-          emit: (...events: DomainEvent[]) => emit(events.map(toChangeEvent)),
-          lock: async (name: string) => {
-            await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`${SCHEMA}:${name}`}))`;
-          },
-        }),
+    return runPrismaWithOutbox<Db, T>(this.relay, this.prisma, SCHEMA, (db, emit, lock) =>
+      fn({ ...repositories(db, this.pool), emit: (...events: DomainEvent[]) => emit(events.map(toChangeEvent)), lock }),
     );
   }
 }
