@@ -39,7 +39,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { startController } from '@ziti/controller';
 import { hashPassword, verifyPassword } from '@ziti/identity-auth/dist/domain/password.js';
 import { createTestDatabase } from '@ziti/test-kit';
-import { type CpuSplit, addCpu, currentTid, emptyCpu, perOperation, sampleCpu } from './cpu.js';
+import { type CpuSplit, type CpuSum, addCpu, currentTid, emptyCpu, perOperation, sampleCpu } from './cpu.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 5);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS || 3));
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
     const rawCpu = emptyCpu();
     const gwCpu = emptyCpu();
     /** Runs a phase and adds the CPU it used to `sum` (when /proc is there). */
-    const measured = async (sum: ReturnType<typeof emptyCpu>, phase: () => Promise<Phase>): Promise<Phase> => {
+    const measured = async (sum: CpuSum, phase: () => Promise<Phase>): Promise<Phase> => {
       const before = sampleCpu(load.tid());
       const p = await phase();
       const after = sampleCpu(load.tid());

@@ -82,8 +82,19 @@ export function sampleCpu(loadTid: number | undefined): CpuSample | undefined {
   }
 }
 
-/** Adds the CPU used between `a` and `b` to `into` (sums over several phases). */
-export function addCpu(into: CpuSplit & { ops: number; wallMs: number }, a: CpuSample, b: CpuSample, ops: number): void {
+/** CPU used over several phases (ms), with their operations and wall time. */
+export interface CpuSum {
+  main: number;
+  load: number;
+  rest: number;
+  postgres: number;
+  idle: number;
+  ops: number;
+  wallMs: number;
+}
+
+/** Adds the CPU used between `a` and `b` to `into`. */
+export function addCpu(into: CpuSum, a: CpuSample, b: CpuSample, ops: number): void {
   let postgres = 0;
   for (const [pid, ms] of b.postgres) postgres += ms - (a.postgres.get(pid) ?? 0); // a backend started meanwhile counts whole
   const main = b.main - a.main;
@@ -92,17 +103,17 @@ export function addCpu(into: CpuSplit & { ops: number; wallMs: number }, a: CpuS
   into.load += load;
   into.rest += b.process - a.process - main - load;
   into.postgres += postgres;
-  into.idleCores += b.idle - a.idle;
+  into.idle += b.idle - a.idle;
   into.ops += ops;
   into.wallMs += b.atMs - a.atMs;
 }
 
-export function emptyCpu(): CpuSplit & { ops: number; wallMs: number } {
-  return { main: 0, load: 0, rest: 0, postgres: 0, idleCores: 0, ops: 0, wallMs: 0 };
+export function emptyCpu(): CpuSum {
+  return { main: 0, load: 0, rest: 0, postgres: 0, idle: 0, ops: 0, wallMs: 0 };
 }
 
 /** The sums as per-operation figures. */
-export function perOperation(sum: CpuSplit & { ops: number; wallMs: number }): CpuSplit {
+export function perOperation(sum: CpuSum): CpuSplit {
   const per = (ms: number) => (sum.ops > 0 ? ms / sum.ops : NaN);
-  return { main: per(sum.main), load: per(sum.load), rest: per(sum.rest), postgres: per(sum.postgres), idleCores: sum.idleCores / sum.wallMs };
+  return { main: per(sum.main), load: per(sum.load), rest: per(sum.rest), postgres: per(sum.postgres), idleCores: sum.idle / sum.wallMs };
 }
