@@ -209,8 +209,8 @@ describe('outbox relay', () => {
       const marks = countingMarks(relayPool);
       const r = relay(relayPool, counting.bus, { pollIntervalMs: 60_000, markDelayMs: 60_000 });
       const writer = pool();
-      const first = Array.from({ length: 3 }, (_, i) => newChangeEvent('identity-auth', 'api-session.created', { i }));
-      const second = [newChangeEvent('identity-auth', 'api-session.created', { i: 3 })];
+      const first = Array.from({ length: 3 }, (_, i) => newChangeEvent('identity-auth', 'identity.updated', { i }));
+      const second = [newChangeEvent('identity-auth', 'identity.updated', { i: 3 })];
       await r.publishOnCommit(first, inTransaction(writer, (q) => writeOutboxEvents(q, first)));
       await r.publishOnCommit(second, inTransaction(writer, (q) => writeOutboxEvents(q, second)));
       await waitFor(() => counting.calls.size === 4, 'publishes without a flush or a poll');

@@ -36,6 +36,8 @@ describe('authenticate, current API session and token resolution', () => {
   });
 
   it('logs in with a password on both APIs and answers the current API session with the session headers', async () => {
+    await h.settle();
+    const eventsBefore = h.events.length;
     for (const api of ['client', 'management']) {
       const before = Date.now();
       const res = await h.call('POST', `/edge/${api}/v1/authenticate?method=password`, {
@@ -78,11 +80,7 @@ describe('authenticate, current API session and token resolution', () => {
     expect(identity.sdk_info).toEqual({ type: 'ziti-sdk-golang', version: '1.2.3', extra: 'kept' });
     expect(identity.env_info).toEqual({ os: 'linux', arch: 'amd64' });
     await h.settle();
-    expect(h.events.filter((e) => e.type === 'api-session.created')).toHaveLength(2);
-    expect(h.events.find((e) => e.type === 'api-session.created')!.data).toEqual({
-      apiSessionId: expect.any(String),
-      identityId: expect.any(String),
-    });
+    expect(h.events.slice(eventsBefore)).toEqual([]); // a new session changes nothing another context keeps
   });
 
   it('answers 401 INVALID_AUTH for a wrong password, an unknown user and a disabled identity', async () => {

@@ -167,7 +167,7 @@ export class Authenticator {
       updatedAt: now,
     };
     const info = { sdkInfo: changed(who.identity.sdkInfo, input.sdkInfo), envInfo: changed(who.identity.envInfo, input.envInfo) };
-    await this.uow.createSession(session, info, [{ type: 'api-session.created', apiSessionId: session.id, identityId: who.identity.id }]);
+    await this.uow.createSession(session, info);
     return { ...session, identityName: who.identity.name };
   }
 }

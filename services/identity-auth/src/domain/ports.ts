@@ -47,7 +47,6 @@ export type DomainEvent =
   | { type: 'identity.created'; identity: IdentityProjection }
   | { type: 'identity.updated' | 'identity.disabled'; identity: IdentityProjection; tokens: string[] }
   | { type: 'identity.deleted'; identity: IdentityProjection; tokens: string[] }
-  | { type: 'api-session.created'; apiSessionId: string; identityId: string }
   | { type: 'api-session.updated'; apiSessionId: string; identityId: string; tokens: string[] }
   | { type: 'api-session.deleted'; apiSessionId: string; identityId: string; tokens: string[] }
   | { type: 'auth-policy.created' | 'auth-policy.updated' | 'auth-policy.deleted'; authPolicyId: string; tokens: string[] };
@@ -104,10 +103,11 @@ export interface UnitOfWork {
   /** Runs `fn` in one transaction; the events it emitted are published once it has committed (outbox relay). */
   run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
-   * The login hot path in one atomic statement: the new session, the identity's reported
-   * sdkInfo/envInfo (when changed) and the events. An identity deleted meanwhile → 401 INVALID_AUTH.
+   * The login hot path in one atomic statement: the new session and the identity's reported
+   * sdkInfo/envInfo (when changed). It raises no event: no other context keeps state about a
+   * session until it changes or ends. An identity deleted meanwhile → 401 INVALID_AUTH.
    */
-  createSession(session: ApiSession, info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> }, events: DomainEvent[]): Promise<void>;
+  createSession(session: ApiSession, info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> }): Promise<void>;
 }
 
 export interface NewIdentity extends IdentityFields {

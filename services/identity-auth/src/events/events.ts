@@ -38,12 +38,15 @@ function identityData(p: IdentityProjection, tokens: readonly string[], deleted:
  *   `tokenHashes` name every session whose cached principal is now wrong (updated) or that ended
  *   (disabled, deleted: each of those sessions also gets its own `api-session.deleted`). The policy
  *   context keeps the projection (ignoring an `updatedAt` older than the one it has).
- * - `api-session.created` `{ apiSessionId, identityId }`
  * - `api-session.updated` `{ apiSessionId, identityId, tokenHashes }` (second factor completed)
  * - `api-session.deleted` `{ apiSessionId, identityId, tokenHashes }` (logout, management delete,
  *   idle expiry, identity delete or disable)
  * - `auth-policy.created` / `auth-policy.updated` / `auth-policy.deleted` `{ authPolicyId, tokenHashes }`
  *   (sessions whose completeness may have changed with the policy's secondary factors)
+ *
+ * A login publishes nothing: no other context caches or projects a session before it changes or
+ * ends (a gateway that has not seen a token asks `ResolveApiSession`), so an event per new session
+ * would cost every login an outbox row, its mark and a publish, for no reader.
  */
 export function toChangeEvent(e: DomainEvent): ChangeEvent<Record<string, unknown>> {
   switch (e.type) {
@@ -54,8 +57,6 @@ export function toChangeEvent(e: DomainEvent): ChangeEvent<Record<string, unknow
       return newChangeEvent(EVENT_SOURCE, e.type, identityData(e.identity, e.tokens, false));
     case 'identity.deleted':
       return newChangeEvent(EVENT_SOURCE, e.type, identityData(e.identity, e.tokens, true));
-    case 'api-session.created':
-      return newChangeEvent(EVENT_SOURCE, e.type, { apiSessionId: e.apiSessionId, identityId: e.identityId });
     case 'api-session.updated':
     case 'api-session.deleted':
       return newChangeEvent(EVENT_SOURCE, e.type, {
