@@ -1,7 +1,7 @@
 export type { ChangeEvent, EventHandler, Subscription, EventBus, Cache } from './types.js';
 export { type NatsBusOptions, createNatsBus } from './nats-bus.js';
 export { type InProcessBusOptions, type InProcessEventBus, createInProcessBus } from './in-process-bus.js';
-export { type MemoryCacheOptions, createMemoryCache } from './memory-cache.js';
+export { type MemoryCache, type MemoryCacheOptions, createMemoryCache } from './memory-cache.js';
 export { type NearCacheOptions, createNearCache } from './near-cache.js';
 export { type RedisCacheOptions, createRedisCache } from './redis-cache.js';
 export {

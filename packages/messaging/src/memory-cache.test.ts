@@ -50,6 +50,22 @@ describe('memory cache', () => {
     expect([await c.get('a'), await c.get('b'), await c.get('c'), await c.get('d')]).toEqual(['A', null, 'c', 'd']);
   });
 
+  it('drops expired entries that are never read again, at most a second apart, when it is written', async () => {
+    let now = 1_000_000;
+    const c = createMemoryCache({ now: () => now });
+    await c.set('kept', 'k', 60);
+    for (const k of ['a', 'b', 'c']) await c.set(k, k, 1);
+    expect(c.size()).toBe(4);
+    now += 1500;
+    await c.set('d', 'd', 60); // the first write after the sweep interval sweeps
+    expect(c.size()).toBe(2);
+    await c.set('e', 'e', 1);
+    now += 1200;
+    await c.set('f', 'f', 60);
+    expect(c.size()).toBe(3); // kept, d, f: e expired and went in this write's sweep
+    expect([await c.get('kept'), await c.get('d'), await c.get('e'), await c.get('f')]).toEqual(['k', 'd', null, 'f']);
+  });
+
   it('rejects a TTL that is not a positive number', async () => {
     const c = createMemoryCache();
     await expect(c.set('a', '1', 0)).rejects.toThrow(RangeError);

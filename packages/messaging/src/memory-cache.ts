@@ -8,6 +8,14 @@ export interface MemoryCacheOptions {
   now?: () => number;
 }
 
+/** The in-memory cache: the shared contract, and how many entries it holds (expired ones not yet swept included). */
+export interface MemoryCache extends Cache {
+  size(): number;
+}
+
+/** How often a write also drops every expired entry (ms). */
+const SWEEP_INTERVAL_MS = 1000;
+
 /** Throws unless `ttlSeconds` is a positive finite number (shared by both caches). */
 export function assertTtl(ttlSeconds: number): void {
   if (typeof ttlSeconds !== 'number' || !Number.isFinite(ttlSeconds) || ttlSeconds <= 0) {
@@ -18,13 +26,21 @@ export function assertTtl(ttlSeconds: number): void {
 /**
  * The in-memory cache of the embedded controller (one process), same contract as Redis:
  * string values, a TTL on every entry (`ttlSeconds` > 0, fractions allowed), `del` of absent
- * keys is a no-op. Bounded: past `maxEntries` the oldest-written entry is evicted first.
+ * keys is a no-op. Expired entries go as Redis lets them go: when read, and in a sweep that a
+ * write runs at most once a second, so entries nobody reads again (a login's cached principal)
+ * do not stay until `maxEntries` pushes them out. Bounded: past `maxEntries` the oldest-written
+ * entry is evicted first.
  */
-export function createMemoryCache(opts: MemoryCacheOptions = {}): Cache {
+export function createMemoryCache(opts: MemoryCacheOptions = {}): MemoryCache {
   const maxEntries = opts.maxEntries ?? 100_000;
   const now = opts.now ?? Date.now;
   // Map iteration order is insertion order: re-inserting on set keeps the oldest write first.
   const entries = new Map<string, { value: string; expiresAt: number }>();
+  let nextSweep = 0;
+  const sweep = (t: number) => {
+    nextSweep = t + SWEEP_INTERVAL_MS;
+    for (const [key, e] of entries) if (e.expiresAt <= t) entries.delete(key);
+  };
   return {
     async get(key) {
       const e = entries.get(key);
@@ -37,8 +53,10 @@ export function createMemoryCache(opts: MemoryCacheOptions = {}): Cache {
     },
     async set(key, value, ttlSeconds) {
       assertTtl(ttlSeconds);
+      const t = now();
+      if (t >= nextSweep) sweep(t);
       entries.delete(key);
-      entries.set(key, { value: String(value), expiresAt: now() + Math.ceil(ttlSeconds * 1000) });
+      entries.set(key, { value: String(value), expiresAt: t + Math.ceil(ttlSeconds * 1000) });
       while (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
     },
     async del(...keys) {
@@ -47,5 +65,6 @@ export function createMemoryCache(opts: MemoryCacheOptions = {}): Cache {
     async close() {
       entries.clear();
     },
+    size: () => entries.size,
   };
 }
