@@ -82,6 +82,22 @@ async function inTransaction(p: Pool, fn: (q: Pick<Pool, 'query'>) => Promise<vo
   }
 }
 
+/** Runs `callback` in a transaction on one connection: committed when it returns, rolled back when it throws. */
+async function transaction<T>(p: Pool, callback: (c: Pick<Pool, 'query'>) => Promise<T>): Promise<T> {
+  const c = await p.connect();
+  try {
+    await c.query('BEGIN');
+    const value = await callback(c);
+    await c.query('COMMIT');
+    return value;
+  } catch (err) {
+    await c.query('ROLLBACK');
+    throw err;
+  } finally {
+    c.release();
+  }
+}
+
 async function unpublished(p: Pool): Promise<number> {
   const { rows } = await p.query('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL');
   return rows[0].n;
@@ -266,24 +282,10 @@ describe('outbox relay', () => {
       const counting = countingBus(natsBus);
       const r = relay(pool(), counting.bus, { pollIntervalMs: 60_000, markDelayMs: 10 });
       const writer = pool();
-      type Client = Pick<Pool, 'query'>;
-      const transaction = <T>(callback: (c: Client) => Promise<T>): Promise<T> =>
-        writer.connect().then(async (c) => {
-          try {
-            await c.query('BEGIN');
-            const value = await callback(c);
-            await c.query('COMMIT');
-            return value;
-          } catch (err) {
-            await c.query('ROLLBACK');
-            throw err;
-          } finally {
-            c.release();
-          }
-        });
-      const execute = (c: Client, text: string, values: unknown[]) => c.query(text, values);
+      const inWriter = <T>(callback: (c: Pick<Pool, 'query'>) => Promise<T>) => transaction(writer, callback);
+      const execute = (c: Pick<Pool, 'query'>, text: string, values: unknown[]) => c.query(text, values);
       const kept = [newChangeEvent('pki-enrollment', 'ca.verified', { n: 1 }), newChangeEvent('pki-enrollment', 'ca.deleted', { n: 2 })];
-      const value = await runWithOutbox(r, transaction, execute, async (_c, emit) => {
+      const value = await runWithOutbox(r, inWriter, execute, async (_c, emit) => {
         await emit([kept[0]!]);
         await emit([kept[1]!]);
         return 'done';
@@ -291,7 +293,7 @@ describe('outbox relay', () => {
       expect(value).toBe('done');
       const dropped = newChangeEvent('pki-enrollment', 'ca.deleted', { n: 3 });
       await expect(
-        runWithOutbox(r, transaction, execute, async (_c, emit) => {
+        runWithOutbox(r, inWriter, execute, async (_c, emit) => {
           await emit([dropped]);
           throw new Error('refused');
         }),
@@ -311,20 +313,8 @@ describe('outbox relay', () => {
       const writer = pool();
       // A client with Prisma's shape over pg: interactive transactions and $executeRawUnsafe.
       const prisma = {
-        async $transaction<T>(fn: (tx: PrismaOutboxTx) => Promise<T>): Promise<T> {
-          const c = await writer.connect();
-          try {
-            await c.query('BEGIN');
-            const value = await fn({ $executeRawUnsafe: async (q, ...values) => (await c.query(q, values)).rowCount ?? 0 });
-            await c.query('COMMIT');
-            return value;
-          } catch (err) {
-            await c.query('ROLLBACK');
-            throw err;
-          } finally {
-            c.release();
-          }
-        },
+        $transaction: <T>(fn: (tx: PrismaOutboxTx) => Promise<T>): Promise<T> =>
+          transaction(writer, (c) => fn({ $executeRawUnsafe: async (q, ...values) => (await c.query(q, values)).rowCount ?? 0 })),
       };
       const steps: string[] = [];
       let releaseFirst!: () => void;
