@@ -228,6 +228,9 @@ describe('outbox relay', () => {
       const first = Array.from({ length: 3 }, (_, i) => newChangeEvent('identity-auth', 'identity.updated', { i }));
       const second = [newChangeEvent('identity-auth', 'identity.updated', { i: 3 })];
       await r.publishOnCommit(first, inTransaction(writer, (q) => writeOutboxEvents(q, first)));
+      // Each handover is published in its own order; two handovers' publishes may interleave, so
+      // the second transaction starts once the first's events are out.
+      await waitFor(() => counting.calls.size === 3, 'the first transaction published without a flush or a poll');
       await r.publishOnCommit(second, inTransaction(writer, (q) => writeOutboxEvents(q, second)));
       await waitFor(() => counting.calls.size === 4, 'publishes without a flush or a poll');
       expect(counting.order.slice(0, 3)).toEqual(first.map((e) => e.id));
