@@ -71,4 +71,28 @@ describe('memory cache', () => {
     await expect(c.set('a', '1', 0)).rejects.toThrow(RangeError);
     await expect(c.set('a', '1', Number.NaN)).rejects.toThrow(RangeError);
   });
+
+  it('sets a key only when it holds nothing, and again once it expired', async () => {
+    let now = 0;
+    const c = createMemoryCache({ now: () => now });
+    expect(await c.setIfAbsent('code', 'a', 1)).toBe(true);
+    expect(await c.setIfAbsent('code', 'b', 1)).toBe(false);
+    expect(await c.get('code')).toBe('a');
+    now += 1000;
+    expect(await c.setIfAbsent('code', 'c', 1)).toBe(true);
+    expect(await c.get('code')).toBe('c');
+  });
+
+  it('counts in a fixed window that starts with the first increment', async () => {
+    let now = 0;
+    const c = createMemoryCache({ now: () => now });
+    expect(await c.increment('n', 10)).toBe(1);
+    now += 6000;
+    expect(await c.increment('n', 10)).toBe(2);
+    now += 3999;
+    expect(await c.increment('n', 10)).toBe(3); // later increments do not extend the window
+    now += 1;
+    expect(await c.get('n')).toBeNull();
+    expect(await c.increment('n', 10)).toBe(1);
+  });
 });

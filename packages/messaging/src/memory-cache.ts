@@ -41,23 +41,43 @@ export function createMemoryCache(opts: MemoryCacheOptions = {}): MemoryCache {
     nextSweep = t + SWEEP_INTERVAL_MS;
     for (const [key, e] of entries) if (e.expiresAt <= t) entries.delete(key);
   };
+  const live = (key: string) => {
+    const e = entries.get(key);
+    if (!e) return undefined;
+    if (e.expiresAt <= now()) {
+      entries.delete(key);
+      return undefined;
+    }
+    return e;
+  };
+  const write = (key: string, value: string, expiresAt: number) => {
+    const t = now();
+    if (t >= nextSweep) sweep(t);
+    entries.delete(key);
+    entries.set(key, { value, expiresAt });
+    while (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
+  };
+  const expiry = (ttlSeconds: number) => now() + Math.ceil(ttlSeconds * 1000);
   return {
     async get(key) {
-      const e = entries.get(key);
-      if (!e) return null;
-      if (e.expiresAt <= now()) {
-        entries.delete(key);
-        return null;
-      }
-      return e.value;
+      return live(key)?.value ?? null;
     },
     async set(key, value, ttlSeconds) {
       assertTtl(ttlSeconds);
-      const t = now();
-      if (t >= nextSweep) sweep(t);
-      entries.delete(key);
-      entries.set(key, { value: String(value), expiresAt: t + Math.ceil(ttlSeconds * 1000) });
-      while (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
+      write(key, String(value), expiry(ttlSeconds));
+    },
+    async setIfAbsent(key, value, ttlSeconds) {
+      assertTtl(ttlSeconds);
+      if (live(key)) return false;
+      write(key, String(value), expiry(ttlSeconds));
+      return true;
+    },
+    async increment(key, ttlSeconds) {
+      assertTtl(ttlSeconds);
+      const e = live(key);
+      const count = (e ? Number.parseInt(e.value, 10) || 0 : 0) + 1;
+      write(key, String(count), e ? e.expiresAt : expiry(ttlSeconds));
+      return count;
     },
     async del(...keys) {
       for (const k of keys) entries.delete(k);

@@ -12,6 +12,8 @@ function counted(now: () => number): Cache & { reads: number } {
       return inner.get(k);
     },
     set: (k: string, v: string, t: number) => inner.set(k, v, t),
+    setIfAbsent: (k: string, v: string, t: number) => inner.setIfAbsent(k, v, t),
+    increment: (k: string, t: number) => inner.increment(k, t),
     del: (...k: string[]) => inner.del(...k),
     close: () => inner.close(),
   };
@@ -57,5 +59,15 @@ describe('createNearCache', () => {
     expect(await near.get('b')).toBe('2');
     clock += 1001;
     expect(await near.get('b')).toBeNull();
+  });
+
+  it('claims keys and counts in the shared cache, never in its copy', async () => {
+    const shared = counted(now);
+    const near = createNearCache(shared, { ttlSeconds: 1, now });
+    expect(await near.setIfAbsent('once', 'a', 30)).toBe(true);
+    expect(await shared.setIfAbsent('once', 'b', 30)).toBe(false);
+    expect(await near.increment('n', 30)).toBe(1);
+    expect(await shared.increment('n', 30)).toBe(2);
+    expect(await near.increment('n', 30)).toBe(3);
   });
 });

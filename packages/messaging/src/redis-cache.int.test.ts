@@ -49,6 +49,21 @@ describe('Redis cache', () => {
     expect([await cache.get('a'), await cache.get('b'), await cache.get('c')]).toEqual([null, '2', null]);
   });
 
+  it('sets a key only when it holds nothing, with the TTL', async () => {
+    expect(await cache.setIfAbsent('once', 'a', 30)).toBe(true);
+    expect(await cache.setIfAbsent('once', 'b', 30)).toBe(false);
+    expect(await cache.get('once')).toBe('a');
+    expect(await raw.pttl(`${keyPrefix}once`)).toBeGreaterThan(25_000);
+  });
+
+  it('counts atomically under concurrency, the window set by the first increment only', async () => {
+    const counts = await Promise.all(Array.from({ length: 50 }, () => cache.increment('hits', 30)));
+    expect([...counts].sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    await raw.pexpire(`${keyPrefix}hits`, 10_000);
+    expect(await cache.increment('hits', 30)).toBe(51);
+    expect(await raw.pttl(`${keyPrefix}hits`)).toBeLessThanOrEqual(10_000);
+  });
+
   it('rejects a TTL that is not a positive number', async () => {
     await expect(cache.set('a', '1', 0)).rejects.toThrow(RangeError);
   });

@@ -3,6 +3,11 @@ import { assertTtl } from './memory-cache.js';
 import { defaultLog, type Logger } from './subjects.js';
 import type { Cache } from './types.js';
 
+/** INCR, and the window's expiry on the first increment only (one script: atomic, one round trip). */
+const INCREMENT_LUA = `local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
+
 /** Options of {@link createRedisCache}. */
 export interface RedisCacheOptions {
   /** Prepended to every key (e.g. `ziti:gateway:`), so several users can share one Redis. */
@@ -14,6 +19,7 @@ export interface RedisCacheOptions {
 /**
  * The Redis cache. Connects before resolving (rejects when Redis does not answer) and
  * reconnects by itself afterwards. `set` writes with a millisecond TTL (`SET key value PX`),
+ * `setIfAbsent` with `NX` too, `increment` runs INCR and sets the window on the first increment,
  * `del` of no keys is a no-op, `close` quits gracefully.
  */
 export async function createRedisCache(url: string, opts: RedisCacheOptions = {}): Promise<Cache> {
@@ -44,6 +50,8 @@ export async function createRedisCache(url: string, opts: RedisCacheOptions = {}
     throw err;
   }
   started = true;
+  redis.defineCommand('zitiIncrement', { numberOfKeys: 1, lua: INCREMENT_LUA });
+  const incr = redis as Redis & { zitiIncrement(key: string, ttlMs: number): Promise<number> };
   return {
     async get(key) {
       return redis.get(key);
@@ -51,6 +59,14 @@ export async function createRedisCache(url: string, opts: RedisCacheOptions = {}
     async set(key, value, ttlSeconds) {
       assertTtl(ttlSeconds);
       await redis.set(key, value, 'PX', Math.ceil(ttlSeconds * 1000));
+    },
+    async setIfAbsent(key, value, ttlSeconds) {
+      assertTtl(ttlSeconds);
+      return (await redis.set(key, value, 'PX', Math.ceil(ttlSeconds * 1000), 'NX')) === 'OK';
+    },
+    async increment(key, ttlSeconds) {
+      assertTtl(ttlSeconds);
+      return Number(await incr.zitiIncrement(key, Math.ceil(ttlSeconds * 1000)));
     },
     async del(...keys) {
       if (keys.length > 0) await redis.del(...keys);

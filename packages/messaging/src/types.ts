@@ -46,6 +46,17 @@ export interface EventBus {
 export interface Cache {
   get(key: string): Promise<string | null>;
   set(key: string, value: string, ttlSeconds: number): Promise<void>;
+  /**
+   * Sets `key` only when it holds nothing (Redis `SET NX PX`); true when this call set it. What
+   * every replica must agree on happened once (a TOTP code used, a run started) is claimed here.
+   */
+  setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean>;
+  /**
+   * Adds one to the counter at `key` and answers the new count, atomically on every replica. The
+   * first increment of a key gives it `ttlSeconds`; later ones leave its expiry alone (a fixed
+   * window: the count resets when the first increment's window ends).
+   */
+  increment(key: string, ttlSeconds: number): Promise<number>;
   del(...keys: string[]): Promise<void>;
   close(): Promise<void>;
 }

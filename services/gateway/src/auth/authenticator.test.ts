@@ -184,7 +184,7 @@ describe('Authenticator', () => {
   });
 
   it('treats a cache failure as a miss', async () => {
-    const broken = { get: async () => { throw new Error('down'); }, set: async () => { throw new Error('down'); }, del: async () => undefined, close: async () => undefined };
+    const broken = { get: async () => { throw new Error('down'); }, set: async () => { throw new Error('down'); }, setIfAbsent: async () => false, increment: async () => 0, del: async () => undefined, close: async () => undefined };
     const { resolver, calls } = fakeResolver(async () => ({ principal: principal(), cacheTtlSeconds: 10 }));
     const logs: string[] = [];
     const auth = new Authenticator({ cache: broken, resolver, log: (m) => logs.push(m), now: () => NOW });
