@@ -1,4 +1,5 @@
 import type { ApiError, ApiErrorCause } from './api-error.js';
+import { Errors, lookupError } from './catalogue.js';
 
 /** `meta` of every error envelope. */
 export const ERROR_META = Object.freeze({ apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' });
@@ -14,8 +15,16 @@ export interface ErrorEnvelope {
   meta: typeof ERROR_META;
 }
 
-/** `{error:{code,message,requestId[,cause]}, meta:{apiEnrollmentVersion, apiVersion}}`. */
+/**
+ * `{error:{code,message,requestId[,cause]}, meta:{apiEnrollmentVersion, apiVersion}}`.
+ * A server error (5xx) says only its code, the catalogue's message for it and the request id: its
+ * cause and any message built at run time (driver errors, addresses, paths) belong in the log,
+ * which has them under the same request id.
+ */
 export function errorEnvelope(err: ApiError, requestId: string): ErrorEnvelope {
+  if (err.status >= 500) {
+    return { error: { code: err.code, message: (lookupError(err.code) ?? Errors.UNHANDLED).message, requestId }, meta: { ...ERROR_META } };
+  }
   const error: ErrorEnvelope['error'] = { code: err.code, message: err.message, requestId };
   if (err.cause !== undefined) error.cause = err.cause;
   return { error, meta: { ...ERROR_META } };

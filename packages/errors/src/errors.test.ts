@@ -1,3 +1,4 @@
+import { Metadata } from '@grpc/grpc-js';
 import { ApiError } from './api-error.js';
 import { Errors } from './catalogue.js';
 import { createdEnvelope, errorEnvelope, formatTimestamp, listEnvelope } from './envelope.js';
@@ -85,5 +86,54 @@ describe('errors across gRPC', () => {
     expect(fromGrpcError(toGrpcError(new Error('boom'))).code).toBe('UNHANDLED');
     expect(fromGrpcError({ code: 13, details: 'x' }).code).toBe('UNHANDLED');
     expect(fromGrpcError({ code: 14, details: 'connection refused' }).code).toBe('TIMEOUT');
+  });
+
+  it('never throws, whatever text the error carries, and the text survives the wire', () => {
+    const hostile = 'invalid byte sequence for encoding "UTF8": 0x00\nat /srv/app/node_modules/pg/lib/client.js:1:1 \u0000 \ud800 é 漢';
+    const errors = [
+      new Error(hostile),
+      ApiError.of('COULD_NOT_VALIDATE', { cause: { field: hostile, reason: hostile, value: hostile } }),
+      ApiError.of('UNAUTHORIZED', { message: hostile, headers: { 'x-detail': hostile } }),
+      Object.assign(ApiError.of('NOT_FOUND'), { code: 'NOT A\nCODE' }),
+    ];
+    for (const err of errors) {
+      const grpcErr = toGrpcError(err);
+      // What the wire carries: grpc-js validates every entry when it builds the HTTP/2 trailers.
+      const wire = Metadata.fromHttp2Headers(grpcErr.metadata!.toHttp2Headers() as import('node:http2').IncomingHttpHeaders);
+      const back = fromGrpcError({ ...grpcErr, metadata: wire });
+      expect(back).toBeInstanceOf(ApiError);
+      expect(/^[ -~]*$/.test(grpcErr.details!)).toBe(true);
+      if (err instanceof ApiError && err.code !== 'NOT A\nCODE') {
+        expect(back.code).toBe(err.code);
+        expect(back.cause).toEqual(err.cause);
+        expect(back.message).toBe(err.message);
+        expect(back.headers).toEqual(err.headers);
+      }
+    }
+    expect(fromGrpcError(toGrpcError(errors[3])).code).toBe('UNHANDLED');
+  });
+
+  it('carries a cause that cannot be serialised as an error without it', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const back = fromGrpcError(toGrpcError(ApiError.of('NOT_FOUND', { cause: cyclic as never })));
+    expect(back.code).toBe('NOT_FOUND');
+    expect(back.cause).toBeUndefined();
+  });
+});
+
+describe('server errors on the wire', () => {
+  it('say only their code, the catalogue message and the request id', () => {
+    const err = ApiError.unhandled(new Error('connect ECONNREFUSED 10.0.0.5:5432 at /srv/app/dist/store.js:12:3'));
+    expect(errorEnvelope(err, 'req1')).toEqual({
+      error: { code: 'UNHANDLED', message: 'An unhandled error occurred', requestId: 'req1' },
+      meta: { apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' },
+    });
+    const timeout = ApiError.of('TIMEOUT', { message: 'policy at 10.0.0.7:18203 did not answer', cause: { code: 'UNHANDLED', message: 'ECONNREFUSED' } });
+    expect(errorEnvelope(timeout, 'req2').error).toEqual({ code: 'TIMEOUT', message: 'The requested operation took too much time to reply', requestId: 'req2' });
+  });
+
+  it('keep the cause of a client error (4xx)', () => {
+    expect(errorEnvelope(ApiError.field('name', 'name in body is required'), 'r').error.cause).toEqual({ field: 'name', reason: 'name in body is required' });
   });
 });
