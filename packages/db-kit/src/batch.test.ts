@@ -17,7 +17,7 @@ describe('batched', () => {
     expect(sizes).toEqual([2, 2, 1]);
   });
 
-  it('fails every caller of a failed batch, and only those', async () => {
+  it('fails every caller of a failed batch when each fails alone too, and later calls go through', async () => {
     let fail = true;
     const f = batched(async (xs: number[]) => {
       if (fail) throw new Error('database down');
@@ -27,6 +27,18 @@ describe('batched', () => {
     expect(first.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     fail = false;
     expect(await f(3)).toBe(3);
+  });
+
+  it('runs the members of a failed batch alone, so only the one that breaks it fails', async () => {
+    const runs: number[][] = [];
+    const f = batched(async (xs: number[]) => {
+      runs.push(xs);
+      if (xs.includes(0)) throw new Error('invalid input value');
+      return xs.map((x) => x * 10);
+    });
+    const settled = await Promise.allSettled([f(1), f(0), f(2)]);
+    expect(settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, 'invalid input value', 20]);
+    expect(runs).toEqual([[1, 0, 2], [1], [0], [2]]);
   });
 
   it('rejects a batch whose run answers the wrong number of results', async () => {

@@ -13,7 +13,7 @@ import { PrismaIdentityTypeRepository } from './catalog-repo.js';
 import { PrismaMfaRepository } from './mfa-repo.js';
 import { PrismaSignerRepository } from './signer-repo.js';
 import { SCHEMA } from '../schema.js';
-import { type Db, mapped, mapDbError } from './db.js';
+import { type Db, mapped } from './db.js';
 import { PrismaIdentityRepository } from './identity-repo.js';
 
 function repositories(db: Db, pool: Pool): Repositories {
@@ -58,27 +58,18 @@ export class PrismaUnitOfWork implements UnitOfWork {
   /**
    * A login's new session and, when they changed, the identity's reported SDK and environment
    * info: one statement. Logins that arrive in the same turn of the event loop and report no new
-   * info share one statement (`batched`); the rest, and every login of a batch that a concurrent
-   * identity delete broke, go one by one.
+   * info share one statement (`batched`, which runs each login of a failed batch again alone, so
+   * a login whose identity a concurrent delete took away fails alone); the rest go one by one.
    */
   async createSession(s: ApiSession, info: ReportedInfo): Promise<void> {
     if (info.sdkInfo !== undefined || info.envInfo !== undefined) return this.createSessionAlone(s, info);
-    const failure = await this.sessionBatch(s);
-    if (failure) throw failure;
+    await mapped(() => this.sessionBatch(s), undefined, SESSION_CONSTRAINTS);
   }
 
-  private readonly sessionBatch = batched((sessions: ApiSession[]) => this.insertSessions(sessions));
-
-  /** Per session, in order: undefined when stored, else its error (a batch that fails retries each session alone). */
-  private async insertSessions(sessions: ApiSession[]): Promise<(unknown | undefined)[]> {
-    try {
-      await this.writeSessions(sessions, {});
-      return sessions.map(() => undefined);
-    } catch (err) {
-      if (sessions.length === 1) return [mapDbError(err, undefined, SESSION_CONSTRAINTS)];
-      return Promise.all(sessions.map((s) => this.createSessionAlone(s, {}).then(() => undefined, (e: unknown) => e)));
-    }
-  }
+  private readonly sessionBatch = batched(async (sessions: ApiSession[]) => {
+    await this.writeSessions(sessions, {});
+    return sessions.map(() => undefined);
+  });
 
   private createSessionAlone(s: ApiSession, info: ReportedInfo): Promise<void> {
     return mapped(() => this.writeSessions([s], info), undefined, SESSION_CONSTRAINTS);
