@@ -64,6 +64,18 @@ const routes: RouteDef[] = [
     success: { status: 200 },
   },
   {
+    operationId: 'getThing',
+    method: 'GET',
+    path: '/things/{id}',
+    apis: ['management'],
+    owner: 'policy',
+    access: 'management',
+    permission: 'thing',
+    tags: ['Thing'],
+    summary: 'detail',
+    success: { status: 200 },
+  },
+  {
     operationId: 'mine',
     method: 'GET',
     path: '/mine',
@@ -76,13 +88,24 @@ const routes: RouteDef[] = [
   },
 ];
 
+/** Requests that reached a handler (text checks must refuse before any handler runs). */
+const reached: string[] = [];
+
 const app = createServiceApp({
   owner: 'policy',
   internalSecret: SECRET,
   routes,
   handlers: {
-    createThing: (ctx) => ({ body: { data: { got: ctx.body }, meta: {} } }),
-    listThings: () => ({ body: { data: [], meta: { pagination: { limit: 9223372036854775807, offset: 0, totalCount: 0 } } } }),
+    createThing: (ctx) => {
+      reached.push('createThing');
+      if ((ctx.body as { name?: string }).name === 'explode') throw new Error('duplicate key value violates unique constraint "things_name_key" at /srv/app/dist/store.js:12');
+      return { body: { data: { got: ctx.body }, meta: {} } };
+    },
+    getThing: (ctx) => {
+      reached.push('getThing');
+      return { body: { data: { id: ctx.params.id }, meta: {} } };
+    },
+    listThings: () => (reached.push('listThings'), { body: { data: [], meta: { pagination: { limit: 9223372036854775807, offset: 0, totalCount: 0 } } } }),
     mine: (ctx) => ({ body: { data: { id: ctx.principal?.identityId }, meta: {} } }),
     login: (ctx) => ({ body: { data: { absent: ctx.body === undefined, got: ctx.body ?? null }, meta: {} } }),
   },
@@ -135,9 +158,84 @@ describe('createServiceApp', () => {
     expect(missing.body.error.cause.field).toBe('name');
     const wrongType = await request(app).post('/edge/management/v1/things').set(admin).send({ name: 5 });
     expect(wrongType.body.error.cause.field).toBe('name');
-    const unknown = await request(app).post('/edge/management/v1/things').set(admin).send({ name: 'a', color: 'red' });
-    expect(unknown.status).toBe(400);
-    expect(unknown.body.error.cause.field).toBe('color');
+  });
+
+  it('accepts and drops body fields the model does not name, and still checks the ones it does', async () => {
+    const admin = as(principal({ isAdmin: true }));
+    const unknown = await request(app).post('/edge/management/v1/things').set(admin).send({ name: 'a', color: 'red', cost: 3 });
+    expect(unknown.status).toBe(201);
+    expect(unknown.body.data.got).toEqual({ name: 'a', cost: 3 });
+    const wrong = await request(app).post('/edge/management/v1/things').set(admin).send({ name: 'a', color: 'red', cost: 'x' });
+    expect([wrong.status, wrong.body.error.cause.field]).toEqual([400, 'cost']);
+  });
+
+  describe('text PostgreSQL cannot store', () => {
+    const admin = as(principal({ isAdmin: true }));
+    beforeEach(() => {
+      reached.length = 0;
+    });
+
+    it.each([
+      ['a NUL', { name: 'a\u0000b' }, 'name'],
+      ['a lone high surrogate', { name: 'a\ud800' }, 'name'],
+      ['a lone low surrogate', { name: '\udc00' }, 'name'],
+      ['a NUL in an unknown field', { name: 'ok', extra: { deep: ['x\u0000'] } }, 'extra.deep.0'],
+      ['a NUL in a key', { name: 'ok', tags: { 'k\u0000': 1 } }, 'tags.k\u0000'],
+    ])('refuses %s in the body with 400 COULD_NOT_VALIDATE naming the field, before the handler', async (_what, body, field) => {
+      const res = await request(app).post('/edge/management/v1/things').set(admin).set('content-type', 'application/json').send(JSON.stringify(body));
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('COULD_NOT_VALIDATE');
+      expect(res.body.error.cause.field).toBe(field);
+      expect(reached).toEqual([]);
+    });
+
+    it('keeps well-formed text, surrogate pairs included', async () => {
+      const res = await request(app).post('/edge/management/v1/things').set(admin).send({ name: 'é漢😀' });
+      expect(res.status).toBe(201);
+      expect(res.body.data.got.name).toBe('é漢😀');
+    });
+
+    it('refuses a NUL or an encoded lone surrogate in the query with 400, and in a path id with 404', async () => {
+      const query = await request(app).get('/edge/management/v1/things?filter=name%3D%22a%00%22').set(admin);
+      expect([query.status, query.body.error.code, query.body.error.cause.field]).toEqual([400, 'COULD_NOT_VALIDATE', 'filter']);
+      const nested = await request(app).get('/edge/management/v1/things?a[b]=%00').set(admin);
+      expect([nested.status, nested.body.error.cause.field]).toEqual([400, 'a.b']);
+      const id = await request(app).get('/edge/management/v1/things/%00').set(admin);
+      expect([id.status, id.body.error.code]).toEqual([404, 'NOT_FOUND']);
+      const surrogate = await request(app).get('/edge/management/v1/things/a%ED%A0%80').set(admin);
+      expect(surrogate.status).toBe(200); // not valid percent-encoded UTF-8: the id stays as sent, which is storable
+      expect(reached).toEqual(['getThing']);
+    });
+  });
+
+  it('refuses JSON nested deeper than the limit with 400 COULD_NOT_PARSE_BODY, and takes it up to the limit', async () => {
+    const admin = as(principal({ isAdmin: true }));
+    const deep = (n: number) => `{"name":"x","extra":${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`;
+    const over = await request(app).post('/edge/management/v1/things').set(admin).set('content-type', 'application/json').send(deep(5000));
+    expect([over.status, over.body.error.code]).toEqual([400, 'COULD_NOT_PARSE_BODY']);
+    const limit = await request(app).post('/edge/management/v1/things').set(admin).set('content-type', 'application/json').send(deep(100));
+    expect(limit.status).toBe(201);
+    const strings = await request(app).post('/edge/management/v1/things').set(admin).set('content-type', 'application/json').send(JSON.stringify({ name: '['.repeat(500) }));
+    expect(strings.status).toBe(201);
+  });
+
+  it('answers an unexpected failure with 500 UNHANDLED and the request id only, and logs the detail', async () => {
+    const logged: unknown[][] = [];
+    const spy = jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void logged.push(args));
+    try {
+      const res = await request(app).post('/edge/management/v1/things').set(as(principal({ isAdmin: true }))).send({ name: 'explode' });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({
+        error: { code: 'UNHANDLED', message: 'An unhandled error occurred', requestId: res.body.error.requestId },
+        meta: { apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' },
+      });
+      expect(res.text).not.toContain('violates');
+      const line = logged.map((args) => args.map(String).join(' ')).join('\n');
+      expect(line).toContain(res.body.error.requestId);
+      expect(line).toContain('violates unique constraint');
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('lets a bodyOptional route through without a body, and still validates a body that is sent', async () => {

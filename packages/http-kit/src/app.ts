@@ -7,6 +7,7 @@ import { shortId } from './ids.js';
 import { PRINCIPAL_HEADER, REQUEST_ID_HEADER, type RequestPrincipal, verifyPrincipal } from './principal.js';
 import { parseQueryString } from './query-string.js';
 import { RouteTable } from './route-table.js';
+import { assertStorableRequest } from './text.js';
 import { validateBody } from './validate.js';
 
 export const API_BASES: Record<ApiName, string> = {
@@ -108,14 +109,16 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
     const handler = opts.handlers[route.operationId]!;
 
     checkAccess(route.access, route.method, req.zitiPrincipal, route.permission);
+    assertStorableRequest({ params });
     req.body = await readJsonBody(req);
+    const query: HandlerContext['query'] = q < 0 ? {} : parseQueryString(url.slice(q + 1));
+    assertStorableRequest({ query, body: req.body });
     let body: unknown = req.body;
     if (route.body) {
       if (hasBody(req) && req.headers['content-type'] !== undefined && !isJsonMediaType(mediaTypeOf(req))) throw unsupportedContentType(req);
       if (body !== undefined) body = validateBody(route.body, body);
       else if (!route.bodyOptional) throw ApiError.field('(root)', 'body in body is required');
     }
-    const query: HandlerContext['query'] = q < 0 ? {} : parseQueryString(url.slice(q + 1));
     const result = await handler({ api: target.api, route, params, query, body, principal: req.zitiPrincipal, requestId, req, res });
     if (res.headersSent || res.writableEnded) return;
     const r = result ?? {};

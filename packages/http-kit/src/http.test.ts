@@ -1,9 +1,9 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { ApiError } from '@ziti/errors';
 import iconv from 'iconv-lite';
-import { attachBufferedBody, readJsonBody, sendBody, sendError, sendJson, withUtf8Charset } from './http.js';
+import { answerClientError, attachBufferedBody, readJsonBody, sendBody, sendError, sendJson, withUtf8Charset } from './http.js';
 
 /** Serves `app` on an ephemeral port for the duration of `fn`. */
 async function serving(app: (req: IncomingMessage, res: ServerResponse) => void, fn: (url: string) => Promise<void>): Promise<void> {
@@ -145,5 +145,37 @@ describe('responses', () => {
     expect(withUtf8Charset('application/json')).toBe('application/json; charset=utf-8');
     expect(withUtf8Charset('application/json; charset=ISO-8859-1')).toBe('application/json; charset=utf-8');
     expect(withUtf8Charset('text/plain; format=flowed')).toBe('text/plain; format=flowed; charset=utf-8');
+  });
+});
+
+describe('answerClientError', () => {
+  const rawRequest = (port: number, text: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(text));
+      let got = '';
+      socket.on('data', (d) => (got += d.toString('latin1')));
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+    });
+
+  it('answers a request the parser refuses in the envelope, and closes the connection', async () => {
+    const server = createServer((_req, res) => res.end('reached'));
+    server.on('clientError', (err: Error, socket) => answerClientError(err, socket, 'rid-1'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const nul = await rawRequest(port, 'GET / HTTP/1.1\r\nHost: x\r\nzt-session: a\u0000b\r\n\r\n');
+      expect(nul).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(nul).toContain('connection: close');
+      const body = JSON.parse(nul.slice(nul.indexOf('\r\n\r\n') + 4));
+      expect(body).toEqual({
+        error: { code: 'COULD_NOT_VALIDATE', message: 'The supplied request contains an invalid document', requestId: 'rid-1' },
+        meta: { apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' },
+      });
+      const huge = await rawRequest(port, `GET / HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+    } finally {
+      server.close();
+    }
   });
 });

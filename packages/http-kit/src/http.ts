@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { ApiError, errorEnvelope, toApiError } from '@ziti/errors';
 import iconv from 'iconv-lite';
@@ -13,6 +14,31 @@ export type HttpApp = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Maximum request body, as the controller's `api.MaxRequestBodySize`. */
 export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Deepest nesting of arrays and objects a JSON body may have (Ruby's and Rack's default
+ * `max_nesting`). No body of either API comes near it; a deeper one is refused before it is
+ * parsed, so it never builds an object graph or reaches a recursive walk.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** True when the JSON text nests arrays and objects deeper than `max` (brackets inside strings do not count). */
+export function jsonNestsDeeperThan(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
 
 /**
  * A request handed over inside one process (the gateway to a co-located context) carries the body
@@ -91,17 +117,52 @@ export function sendJson(res: ServerResponse, body: unknown): void {
   sendBody(res, jsonText(body), 'application/json');
 }
 
-/** Sends an error in the OpenZiti envelope (status, its headers, and the body with `requestId`). */
+/**
+ * Sends an error in the OpenZiti envelope (status, its headers, and the body with `requestId`).
+ * A server error (5xx) is logged with the request id and everything known about it; its body
+ * carries only its code, message and the request id (see `errorEnvelope`). Never throws: a
+ * response that cannot be written is destroyed.
+ */
 export function sendError(res: ServerResponse, err: unknown, requestId: string): void {
   const apiErr = toApiError(err);
-  if (apiErr.status >= 500 && apiErr.code === 'UNHANDLED') console.error(`[${requestId}]`, err);
-  if (res.headersSent) {
+  if (apiErr.status >= 500) logServerError(requestId, apiErr, err);
+  try {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.statusCode = apiErr.status;
+    for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
+    sendJson(res, errorEnvelope(apiErr, requestId));
+  } catch (writeErr) {
+    console.error(`[${requestId}] writing the error response failed`, writeErr);
     res.destroy();
+  }
+}
+
+/** The log line of a server error: the request id, the code, the cause and the original error (with its stack). */
+function logServerError(requestId: string, apiErr: ApiError, original: unknown): void {
+  const cause = apiErr.cause === undefined ? '' : ` cause=${JSON.stringify(apiErr.cause)}`;
+  console.error(`[${requestId}] ${apiErr.status} ${apiErr.code}${cause}`, original === apiErr ? apiErr.stack : original);
+}
+
+/**
+ * A server's `clientError` handler: a request Node's parser refuses before any app sees it (a NUL
+ * or a line break in a header, a malformed request line, headers too large, a request too slow)
+ * is answered in the OpenZiti envelope (400, 431 or 408) instead of a bare status line, and the
+ * connection is closed. Nothing of the parser's text is sent.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex, requestId: string): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
     return;
   }
-  res.statusCode = apiErr.status;
-  for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
-  sendJson(res, errorEnvelope(apiErr, requestId));
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = jsonText(errorEnvelope(ApiError.fromCode('COULD_NOT_VALIDATE', { status }), requestId));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** True when the request says it has a body (`transfer-encoding`, or a numeric `content-length`, even 0). */
@@ -215,7 +276,8 @@ function decompress(body: Buffer, encoding: string, limit: number): Buffer {
  * JSON media type (`application/json`, `application/*+json`), else undefined and the stream is left
  * unread. At most {@link MAX_BODY_BYTES} (413 `REQUEST_ENTITY_TOO_LARGE`, after decompression too);
  * `gzip`, `deflate` and `br` content encodings; a `utf-*` charset (415 otherwise); an empty body is
- * `{}`; any JSON value is accepted; malformed JSON is 400 `COULD_NOT_PARSE_BODY`.
+ * `{}`; any JSON value is accepted; malformed JSON, or JSON nested deeper than
+ * {@link MAX_JSON_DEPTH}, is 400 `COULD_NOT_PARSE_BODY`.
  */
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
   if (!hasBody(req) || !isJsonMediaType(mediaTypeOf(req))) return undefined;
@@ -231,6 +293,9 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   let text = utf8 ? body.toString('utf8') : iconv.decode(body, charset);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return {};
+  if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    throw ApiError.of('COULD_NOT_PARSE_BODY', { cause: { code: 'UNHANDLED', message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` } });
+  }
   try {
     return JSON.parse(text);
   } catch (err) {

@@ -10,6 +10,7 @@ export {
 export { CLIENT_CERT_HEADER, signClientCertChain, verifyClientCertChain, clientCertChainOf } from './client-cert.js';
 export { checkAccess } from './access.js';
 export { validateBody } from './validate.js';
+export { assertStorableRequest, firstUnstorableText, isStorableText, unstorableTextError } from './text.js';
 export {
   API_BASES,
   type Handler,
@@ -22,6 +23,9 @@ export {
 export {
   type HttpApp,
   MAX_BODY_BYTES,
+  answerClientError,
+  MAX_JSON_DEPTH,
+  jsonNestsDeeperThan,
   attachBufferedBody,
   attachPrincipal,
   handedOverPrincipal,

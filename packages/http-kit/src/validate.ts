@@ -1,4 +1,4 @@
-import { FormatRegistry, type TSchema } from '@sinclair/typebox';
+import { FormatRegistry, Kind, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { ApiError } from '@ziti/errors';
@@ -22,14 +22,70 @@ function checker(schema: TSchema): TypeCheck<TSchema> {
   return c;
 }
 
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isSchema = (v: unknown): v is TSchema => isObject(v) && Kind in v;
+
+/**
+ * Removes, in place, the fields of `value` that `schema` does not name where it closes an object
+ * (`additionalProperties: false`), as OpenZiti's controller ignores body fields its models do not
+ * know (go-openapi decodes into structs): a newer SDK that sends one more field is not refused.
+ * Fields the schema names keep every check; free-form maps (`additionalProperties` true or a
+ * schema) keep their entries. Of a union, the first member that the value fits once stripped is
+ * the one it is stripped by.
+ */
+function stripUnknown(schema: TSchema, value: unknown): void {
+  switch (schema[Kind]) {
+    case 'Object': {
+      if (!isObject(value)) return;
+      const props = (schema.properties ?? {}) as Record<string, TSchema>;
+      const extra = schema.additionalProperties as unknown;
+      for (const key of Object.keys(value)) {
+        if (Object.hasOwn(props, key)) stripUnknown(props[key]!, value[key]);
+        else if (extra === false) delete value[key];
+        else if (isSchema(extra)) stripUnknown(extra, value[key]);
+      }
+      return;
+    }
+    case 'Intersect':
+      // Each member strips only inside the fields it names: a member's own closure would drop the others' fields.
+      for (const member of schema.allOf as TSchema[]) {
+        if (member[Kind] !== 'Object') stripUnknown(member, value);
+        else if (isObject(value)) {
+          const props = (member.properties ?? {}) as Record<string, TSchema>;
+          for (const key of Object.keys(props)) if (Object.hasOwn(value, key)) stripUnknown(props[key]!, value[key]);
+        }
+      }
+      return;
+    case 'Array':
+      if (Array.isArray(value)) for (const item of value) stripUnknown(schema.items as TSchema, item);
+      return;
+    case 'Union':
+      for (const member of schema.anyOf as TSchema[]) {
+        if (isObject(value) || Array.isArray(value)) {
+          const copy = structuredClone(value);
+          stripUnknown(member, copy);
+          if (!checker(member).Check(copy)) continue;
+        } else if (!checker(member).Check(value)) continue;
+        stripUnknown(member, value);
+        return;
+      }
+      return;
+    default:
+      return;
+  }
+}
+
 const fieldOf = (path: string) => path.replace(/^\//, '').replace(/\//g, '.') || '(root)';
 
 /**
- * Checks a request body against its schema. The first failure becomes a field error
+ * Checks a request body against its schema, after dropping the fields it does not name (see
+ * `stripUnknown`; `body` is changed in place). The first failure becomes a field error
  * (400 COULD_NOT_VALIDATE with `cause.{field,reason,value}`), worded as go-openapi words it.
  */
 export function validateBody<T>(schema: TSchema, body: unknown): T {
   const check = checker(schema);
+  stripUnknown(schema, body);
   if (check.Check(body)) return body as T;
   const first = check.Errors(body).First();
   if (!first) throw ApiError.of('COULD_NOT_VALIDATE');

@@ -133,8 +133,8 @@ export const POSTURE_CHECK_BODIES: Record<Mode, Record<string, TSchema>> = {
 };
 
 /**
- * The whole body of a posture check write of one kind as one strict object (unknown fields are
- * refused), for validating a body once its `typeId` is known. Patch bodies require only `typeId`.
+ * The whole body of a posture check write of one kind as one closed object (validation drops the
+ * fields it does not name), for validating a body once its `typeId` is known. Patch bodies require only `typeId`.
  */
 export function strictPostureCheckBody(typeId: string, mode: Mode): TSchema {
   const common: Record<string, TSchema> = {
@@ -221,7 +221,7 @@ export const POSTURE_RESPONSE_BODIES: Record<string, TSchema> = {
   ),
 };
 
-/** A posture response of one type as one strict object (unknown fields refused). */
+/** A posture response of one type as one closed object (validation drops the fields it does not name). */
 export function strictPostureResponseBody(typeId: string): TSchema | undefined {
   const model = POSTURE_RESPONSE_BODIES[typeId] as { allOf?: TObject[] } | undefined;
   if (!model?.allOf) return undefined;

@@ -14,7 +14,7 @@ import { rangeError } from './semver-range.js';
 /**
  * Validation of posture check writes and their mapping to the stored shape. Bodies arrive checked
  * against the base model (`postureCheckCreate|Update|Patch`); here the `typeId` picks the kind,
- * the whole body is checked against that kind's model (unknown fields refused), and the rules the
+ * the whole body is checked against that kind's model (fields it does not name are dropped), and the rules the
  * schema can not express (enums, OS version ranges, role attributes) are applied.
  */
 

@@ -1,0 +1,54 @@
+import { Type } from '@sinclair/typebox';
+import { ApiError } from '@ziti/errors';
+import { validateBody } from './validate.js';
+
+const nullable = <T extends ReturnType<typeof Type.Object>>(t: T) => Type.Union([t, Type.Null()]);
+
+describe('validateBody and fields the model does not name', () => {
+  const Inner = Type.Object({ a: Type.String() }, { additionalProperties: false });
+  const Model = Type.Object(
+    {
+      name: Type.String(),
+      inner: Type.Optional(nullable(Inner)),
+      list: Type.Optional(Type.Array(Inner)),
+      tags: Type.Optional(Type.Object({}, { additionalProperties: true })),
+      counts: Type.Optional(Type.Object({}, { additionalProperties: Inner })),
+    },
+    { additionalProperties: false },
+  );
+
+  it('drops them at every level where the model closes an object, and keeps free-form maps whole', () => {
+    const body = {
+      name: 'n',
+      extra: 1,
+      inner: { a: 'x', more: true },
+      list: [{ a: 'y', z: 0 }],
+      tags: { anything: { goes: 1 } },
+      counts: { k: { a: 'v', drop: 1 } },
+    };
+    expect(validateBody(Model, body)).toEqual({ name: 'n', inner: { a: 'x' }, list: [{ a: 'y' }], tags: { anything: { goes: 1 } }, counts: { k: { a: 'v' } } });
+  });
+
+  it('keeps checking the fields it names, inside unions too', () => {
+    const err = (body: unknown) => {
+      try {
+        validateBody(Model, body);
+      } catch (e) {
+        return (e as ApiError).cause?.field;
+      }
+      return undefined;
+    };
+    expect(err({ name: 1, extra: 1 })).toBe('name');
+    expect(err({ name: 'n', list: [{ a: 2, z: 0 }] })).toBe('list.0.a');
+    expect(err({ name: 'n', inner: { a: 5, more: 1 } })).toBe('inner');
+    expect(validateBody(Model, { name: 'n', inner: null })).toEqual({ name: 'n', inner: null });
+  });
+
+  it('strips by the union member the value fits, and by every member of an intersection', () => {
+    const A = Type.Object({ kind: Type.Literal('a'), x: Type.String() }, { additionalProperties: false });
+    const B = Type.Object({ kind: Type.Literal('b'), y: Type.Number() }, { additionalProperties: false });
+    expect(validateBody(Type.Union([A, B]), { kind: 'b', y: 1, x: 'dropped', other: 2 })).toEqual({ kind: 'b', y: 1 });
+    const Both = Type.Intersect([Type.Object({ id: Type.String() }), Type.Object({ n: Type.Optional(Inner) })], { unevaluatedProperties: false });
+    expect(validateBody(Both, { id: 'i', n: { a: 'x', drop: 1 } })).toEqual({ id: 'i', n: { a: 'x' } });
+  });
+});
