@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { intEnv, onShutdown } from '@ziti/service-kit';
+import { guardProcess, intEnv, onShutdown } from '@ziti/service-kit';
 import { startController } from './controller.js';
 
 /**
@@ -8,6 +8,7 @@ import { startController } from './controller.js';
  * it needs no outside server (embedded PostgreSQL, in-process bus, in-memory cache).
  */
 async function main(): Promise<void> {
+  guardProcess();
   const env = process.env;
   // npm sets INIT_CWD to where it was invoked, so `npm start` (root or -w) keeps data in <repo>/data.
   const dataDir = resolve(env.ZITI_DATA_DIR || join(env.INIT_CWD || process.cwd(), 'data'));

@@ -1,6 +1,6 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { HttpApp } from '@ziti/http-kit';
+import { type HttpApp, answerClientError, shortId } from '@ziti/http-kit';
 import { registerHttpApp } from './in-process.js';
 
 export interface HttpListener {
@@ -17,6 +17,7 @@ export function listenHttp(app: HttpApp, host: string, port: number): Promise<Ht
   return new Promise((resolve, reject) => {
     const server: Server = createServer(app).listen(port, host);
     server.keepAliveTimeout = 65_000;
+    server.on('clientError', (err: Error, socket) => answerClientError(err, socket, shortId()));
     server.once('error', reject);
     server.once('listening', () => {
       const actual = (server.address() as AddressInfo).port;

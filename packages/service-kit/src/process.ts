@@ -19,6 +19,22 @@ export function onShutdown(stop: () => Promise<void>, log: (m: string) => void =
   process.on('SIGINT', () => handler('SIGINT'));
 }
 
+let guarded = false;
+
+/**
+ * Keeps one request's unexpected failure from ending the process that serves every other request:
+ * a promise rejection nobody handled, or an exception thrown outside any handler (in a library's
+ * callback, say), is logged with its stack and the process goes on. The request it belonged to
+ * gets its answer from its own error path or its timeout. For `main.ts` of every service and of
+ * the all-in-one controller; installing it twice is a no-op.
+ */
+export function guardProcess(log: (message: string, err: unknown) => void = (m, err) => console.error(m, err)): void {
+  if (guarded) return;
+  guarded = true;
+  process.on('unhandledRejection', (reason) => log('unhandled promise rejection (the process goes on):', reason));
+  process.on('uncaughtException', (err, origin) => log(`uncaught exception in ${origin} (the process goes on):`, err));
+}
+
 /** Reads a required environment variable, failing fast with its name. */
 export function requireEnv(env: NodeJS.ProcessEnv, key: string): string {
   const v = env[key];

@@ -1,4 +1,5 @@
 import { Metadata, Server, ServerCredentials, type ServiceError, type UntypedServiceImplementation, credentials, status } from '@grpc/grpc-js';
+import { spawnSync } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HealthServiceClient, type HealthServiceServer, HealthServiceService } from '@ziti/proto';
 import { grpcClient, healthService, inProcessEnabled, intEnv, listenHttp, localHttpApp, requireEnv, startGrpcServer } from './index.js';
@@ -125,5 +126,22 @@ describe('service-kit', () => {
       await http.close();
       expect(localHttpApp(http.url)).toBeUndefined();
     });
+  });
+
+  it('keeps a guarded process alive through an uncaught exception and an unhandled rejection, and logs both', () => {
+    // A child process: the test runner guards its own process, so it could not tell.
+    const script = `
+      const { guardProcess } = require(${JSON.stringify(require.resolve('../dist/process.js'))});
+      guardProcess((m, err) => console.log('LOGGED', m, err && err.message));
+      setTimeout(() => { throw new Error('thrown outside any handler'); }, 1);
+      Promise.reject(new Error('nobody handles this'));
+      setTimeout(() => console.log('ALIVE'), 50);`;
+    const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 10_000 });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('LOGGED uncaught exception');
+    expect(run.stdout).toContain('thrown outside any handler');
+    expect(run.stdout).toContain('LOGGED unhandled promise rejection');
+    expect(run.stdout).toContain('nobody handles this');
+    expect(run.stdout).toContain('ALIVE');
   });
 });

@@ -1,10 +1,11 @@
 import { createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
-import { onShutdown } from '@ziti/service-kit';
+import { guardProcess, onShutdown } from '@ziti/service-kit';
 import { loadConfig } from './config.js';
 import { SERVICE_NAME, startGateway } from './service.js';
 
 /** Standalone gateway: configuration from the environment, NATS and Redis from their URLs. */
 async function main(): Promise<void> {
+  guardProcess();
   const config = loadConfig(process.env);
   if (!config.natsUrl) throw new Error('NATS_URL is required');
   if (!config.redisUrl) throw new Error('REDIS_URL is required');

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ALL_ROUTES, MODELS, type Owner } from '@ziti/api-contract';
-import { RouteTable } from '@ziti/http-kit';
+import { RouteTable, answerClientError, shortId } from '@ziti/http-kit';
 import type { Cache, EventBus } from '@ziti/messaging';
 import { Authenticator } from './auth/authenticator.js';
 import { grpcSessionResolver } from './auth/session-resolver.js';
@@ -137,6 +137,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     if (draining) res.on('finish', () => setImmediate(() => server.closeIdleConnections()));
     handle(req, res);
   });
+  server.on('clientError', (err: Error, socket) => answerClientError(err, socket, shortId()));
   let port: number;
   let tls: TlsCredentials;
   let remote: RemotePki | undefined;

@@ -1,11 +1,12 @@
 import { createNatsBus, createRedisCache } from '@ziti/messaging';
-import { onShutdown } from '@ziti/service-kit';
+import { guardProcess, onShutdown } from '@ziti/service-kit';
 import { loadConfig } from './config.js';
 import { startService } from './service.js';
 
 // Standalone process (`npm start -w @ziti/identity-auth`): NATS and Redis from their URLs.
 // Migrations are a separate step (`npm run migrate -w @ziti/identity-auth`, a Job on Kubernetes).
 async function main(): Promise<void> {
+  guardProcess();
   const config = loadConfig(process.env);
   const bus = await createNatsBus({ url: config.natsUrl });
   const cache = await createRedisCache(config.redisUrl);

@@ -1,9 +1,10 @@
 import { createNatsBus, createRedisCache } from '@ziti/messaging';
-import { onShutdown } from '@ziti/service-kit';
+import { guardProcess, onShutdown } from '@ziti/service-kit';
 import { loadConfig } from './config.js';
 import { startService } from './service.js';
 
 async function main(): Promise<void> {
+  guardProcess();
   const config = loadConfig(process.env);
   const bus = await createNatsBus({ url: config.natsUrl });
   const cache = await createRedisCache(config.redisUrl);
