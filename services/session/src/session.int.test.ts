@@ -168,6 +168,22 @@ describe('SessionRepository.insertMany', () => {
       await pool.end();
     }
   });
+
+  it('fails only the create whose row the database refuses, when it shares a batch with others', async () => {
+    const pool = createSchemaPool(db.url, 'session');
+    try {
+      const repo = new SessionRepository(pool);
+      const good = ['svc-i1', 'svc-i2', 'svc-i3', 'svc-i4'].map((svc, i) => session(`ri-${i}`, 'as-iso', svc));
+      // A NUL in jsonb breaks the whole multi-row statement (PostgreSQL refuses \u0000 there).
+      const bad = { ...session('ri-bad', 'as-iso', 'svc-bad'), tags: { k: 'a\u0000b' } };
+      const settled = await Promise.allSettled([good[0], good[1], bad, good[2], good[3]].map((s) => repo.insertOrGet(s!)));
+      expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      for (const s of good) expect(await repo.findExisting('as-iso', s.serviceId, 'Dial')).toEqual(s);
+      expect(await repo.findExisting('as-iso', 'svc-bad', 'Dial')).toBeNull();
+    } finally {
+      await pool.end();
+    }
+  });
 });
 
 describe('reading and deleting', () => {
