@@ -18,6 +18,7 @@ import { CertLogin } from './domain/cert-login.js';
 import { JwtVerifier } from './domain/ext-jwt/jwt-verifier.js';
 import { SignerManager } from './domain/ext-jwt/signer-manager.js';
 import { IdentityManager } from './domain/identity-manager.js';
+import { MfaGuard } from './domain/mfa/mfa-guard.js';
 import { MfaManager } from './domain/mfa/mfa-manager.js';
 import { SecretBox } from './domain/mfa/secret-box.js';
 import { DEFAULT_TOTP_ISSUER } from './domain/mfa/totp.js';
@@ -39,6 +40,7 @@ import { mfaHandlers } from './http/mfa.js';
 import { signerHandlers } from './http/signers.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
+import { cacheMfaGuardStore } from './store/mfa-guard-cache.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
 
 /** What the identity-auth context needs from its host (the standalone main or the all-in-one launcher). */
@@ -138,7 +140,8 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const identities = new IdentityManager(uow, cache, policy, pki);
     const authenticators = new AuthenticatorManager(uow);
     const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities));
-    const mfa = new MfaManager(uow, new SecretBox(deps.secretsKey || deps.internalSecret), cache);
+    const mfaGuard = new MfaGuard(cacheMfaGuardStore(deps.cache, log));
+    const mfa = new MfaManager(uow, new SecretBox(deps.secretsKey || deps.internalSecret), cache, mfaGuard);
     const ready = async () => {
       await db.pool.query('SELECT 1');
       return true;
