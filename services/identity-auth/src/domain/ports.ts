@@ -316,3 +316,9 @@ export interface MfaGuardStore {
   /** Forgets the session's count (after an accepted code). */
   clearAttempts(apiSessionId: string): Promise<void>;
 }
+
+/**
+ * Checks a URL the controller will fetch later (clients/outbound-url `OutboundGuard.checkUrl`):
+ * 400 COULD_NOT_VALIDATE on `field` when it points at an address outbound requests may not reach.
+ */
+export type OutboundUrlCheck = (field: string, url: string) => Promise<unknown>;
