@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       grpc: { host: '127.0.0.1', port: 18201 },
       dataDir: 'data',
       admin: { username: 'admin', password: undefined },
+      outboundAllowPrivate: false,
     });
   });
 
@@ -27,6 +28,7 @@ describe('loadConfig', () => {
       ZITI_PWD: 'pa55word',
       ZITI_SESSION_TIMEOUT_MINUTES: '45',
       PKI_ENROLLMENT_GRPC: 'pki-enrollment:18202',
+      ZITI_OUTBOUND_ALLOW_PRIVATE: 'true',
     });
     expect(c).toMatchObject({
       http: { host: '0.0.0.0', port: 0 },
@@ -35,12 +37,17 @@ describe('loadConfig', () => {
       admin: { username: 'root', password: 'pa55word' },
       sessionTimeoutMinutes: 45,
       pkiEnrollmentGrpc: 'pki-enrollment:18202',
+      outboundAllowPrivate: true,
     });
+    for (const [raw, value] of [['1', true], ['ON', true], ['false', false], ['0', false], ['', false]] as const) {
+      expect(loadConfig({ ...required, ZITI_OUTBOUND_ALLOW_PRIVATE: raw }).outboundAllowPrivate).toBe(value);
+    }
   });
 
   it('fails fast naming the missing or bad key', () => {
     expect(() => loadConfig({ ...required, ZITI_INTERNAL_SECRET: '' })).toThrow(/ZITI_INTERNAL_SECRET/);
     expect(() => loadConfig({ ...required, DATABASE_URL: undefined })).toThrow(/DATABASE_URL/);
     expect(() => loadConfig({ ...required, IDENTITY_AUTH_HTTP_PORT: 'x' })).toThrow(/IDENTITY_AUTH_HTTP_PORT/);
+    expect(() => loadConfig({ ...required, ZITI_OUTBOUND_ALLOW_PRIVATE: 'sometimes' })).toThrow(/ZITI_OUTBOUND_ALLOW_PRIVATE/);
   });
 });

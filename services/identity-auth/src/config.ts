@@ -22,6 +22,21 @@ export interface Config {
   secretsKey?: string;
   /** The TOTP issuer (ZITI_TOTP_ISSUER, default `openziti.io`). */
   totpIssuer?: string;
+  /**
+   * Requests the controller makes itself (JWKS of external JWT signers) may go to loopback and
+   * private networks (ZITI_OUTBOUND_ALLOW_PRIVATE=true; default false). Link-local, metadata and
+   * reserved addresses stay refused.
+   */
+  outboundAllowPrivate: boolean;
+}
+
+/** A boolean environment variable: true/1/yes/on or false/0/no/off (any case); unset or empty = `fallback`. */
+function boolEnv(env: NodeJS.ProcessEnv, key: string, fallback: boolean): boolean {
+  const raw = env[key]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new Error(`configuration: ${key} must be true or false, got "${env[key]}"`);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -41,5 +56,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...(env.PKI_ENROLLMENT_GRPC ? { pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC } : {}),
     ...(env.ZITI_MFA_SECRET ? { secretsKey: env.ZITI_MFA_SECRET } : {}),
     ...(env.ZITI_TOTP_ISSUER ? { totpIssuer: env.ZITI_TOTP_ISSUER } : {}),
+    outboundAllowPrivate: boolEnv(env, 'ZITI_OUTBOUND_ALLOW_PRIVATE', false),
   };
 }

@@ -17,7 +17,8 @@ describe('external JWT signers and ext-jwt authentication', () => {
   const jwk = { ...ec.publicKey.export({ format: 'jwk' }), kid: 'ec-1', use: 'sig' };
 
   beforeAll(async () => {
-    h = await Harness.start();
+    // The JWKS server of these tests is on loopback: private addresses are allowed explicitly.
+    h = await Harness.start({ outboundAllowPrivate: true });
     admin = (await h.login()).principal;
     jwks = http.createServer((_req, res) => {
       jwksHits++;

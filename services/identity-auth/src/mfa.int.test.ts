@@ -1,6 +1,7 @@
 import { type RequestPrincipal, principalCacheKey } from '@ziti/http-kit';
 import { totpCode } from './domain/mfa/totp.js';
 import { C, Harness, M } from './testing/harness.js';
+import { totpCodes } from './testing/totp-codes.js';
 
 describe('TOTP MFA', () => {
   let h: Harness;
@@ -27,8 +28,9 @@ describe('TOTP MFA', () => {
     expect((await me.post('/current-identity/mfa')).status).toBe(201);
     const detail = (await me.get('/current-identity/mfa')).body.data;
     const secret = new URL(detail.provisioningUrl).searchParams.get('secret')!;
-    expect((await me.post('/current-identity/mfa/verify', { code: totpCode(secret) })).status).toBe(200);
-    return { user, secret, codes: detail.recoveryCodes as string[], principal };
+    const totp = totpCodes(secret);
+    expect((await me.post('/current-identity/mfa/verify', { code: totp() })).status).toBe(200);
+    return { user, secret, totp, codes: detail.recoveryCodes as string[], principal };
   }
 
   it('every MFA endpoint is 404 before enrollment', async () => {
@@ -82,7 +84,7 @@ describe('TOTP MFA', () => {
   });
 
   it('new sessions start partial; a TOTP or an unused recovery code completes them', async () => {
-    const { user, secret, codes } = await enrolled();
+    const { user, totp, codes } = await enrolled();
     const login = await h.call('POST', `${C}/authenticate?method=password`, { body: { username: user.username, password: 'mfa-pass1' } });
     expect(login.body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: false });
     expect(login.body.data.authQueries).toEqual([
@@ -110,19 +112,19 @@ describe('TOTP MFA', () => {
     // a recovery code works once only
     const second = await h.login(user.username, 'mfa-pass1', 'client');
     expect((await as(second.principal).post('/authenticate/mfa', { code: codes[0] })).body.error.code).toBe('MFA_INVALID_TOKEN');
-    expect((await as(second.principal).post('/authenticate/mfa', { code: totpCode(secret) })).status).toBe(200);
+    expect((await as(second.principal).post('/authenticate/mfa', { code: totp() })).status).toBe(200);
   });
 
   it('recovery codes: shown for a TOTP, regenerated for any code', async () => {
-    const { secret, codes, principal } = await enrolled();
+    const { totp, codes, principal } = await enrolled();
     const me = as(principal);
     expect((await me.get('/current-identity/mfa/recovery-codes')).body.error.code).toBe('MFA_INVALID_TOKEN');
     expect((await me.get('/current-identity/mfa/recovery-codes', { 'mfa-validation-code': codes[3] })).body.error.code).toBe('MFA_INVALID_TOKEN');
-    const shown = await me.get('/current-identity/mfa/recovery-codes', { 'mfa-validation-code': totpCode(secret) });
+    const shown = await me.get('/current-identity/mfa/recovery-codes', { 'mfa-validation-code': totp() });
     expect(shown.body.data.recoveryCodes).toEqual(codes);
     expect((await me.post('/current-identity/mfa/recovery-codes', { code: '' })).body.error.code).toBe('MFA_INVALID_TOKEN');
     expect((await me.post('/current-identity/mfa/recovery-codes', { code: codes[5] })).status).toBe(200);
-    const fresh = (await me.get('/current-identity/mfa/recovery-codes', { 'mfa-validation-code': totpCode(secret) })).body.data.recoveryCodes;
+    const fresh = (await me.get('/current-identity/mfa/recovery-codes', { 'mfa-validation-code': totp() })).body.data.recoveryCodes;
     expect(fresh).toHaveLength(20);
     expect(fresh).not.toEqual(codes);
   });

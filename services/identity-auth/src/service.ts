@@ -8,6 +8,7 @@ import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { type PkiAddress, grpcPkiContext } from './clients/pki-client.js';
 import { type PolicyAddress, grpcPolicyContext } from './clients/policy-client.js';
 import { JwksFetcher } from './clients/jwks-fetcher.js';
+import { OutboundGuard } from './clients/outbound-url.js';
 import { ActivityRecorder, ApiSessionManager } from './domain/api-session-manager.js';
 import { AuthPolicyManager } from './domain/auth-policy-manager.js';
 import { Authenticator } from './domain/authenticator.js';
@@ -18,6 +19,7 @@ import { CertLogin } from './domain/cert-login.js';
 import { JwtVerifier } from './domain/ext-jwt/jwt-verifier.js';
 import { SignerManager } from './domain/ext-jwt/signer-manager.js';
 import { IdentityManager } from './domain/identity-manager.js';
+import { MfaGuard } from './domain/mfa/mfa-guard.js';
 import { MfaManager } from './domain/mfa/mfa-manager.js';
 import { SecretBox } from './domain/mfa/secret-box.js';
 import { DEFAULT_TOTP_ISSUER } from './domain/mfa/totp.js';
@@ -39,6 +41,7 @@ import { mfaHandlers } from './http/mfa.js';
 import { signerHandlers } from './http/signers.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
+import { cacheMfaGuardStore } from './store/mfa-guard-cache.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
 
 /** What the identity-auth context needs from its host (the standalone main or the all-in-one launcher). */
@@ -78,6 +81,13 @@ export interface IdentityAuthDeps {
   secretsKey?: string;
   /** The TOTP issuer of provisioning URLs (`edge.totp.hostname`); default `openziti.io`. */
   totpIssuer?: string;
+  /**
+   * Requests the controller makes itself (JWKS of external JWT signers, checked when a signer is
+   * written and on every fetch) may go to loopback and private networks (10/8, 172.16/12,
+   * 192.168/16, 100.64/10, 127/8, fc00::/7, ::1). Default false. Link-local, cloud metadata,
+   * unspecified, multicast, broadcast and reserved addresses are refused either way.
+   */
+  outboundAllowPrivate?: boolean;
   log?: (msg: string) => void;
 }
 
@@ -130,7 +140,8 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     cleanup.push(() => activity.flush());
     const policy = grpcPolicyContext(deps.policyGrpc, log);
     cleanup.push(async () => policy.close());
-    const verifier = new JwtVerifier(new JwksFetcher({ log }));
+    const outbound = new OutboundGuard({ allowPrivate: deps.outboundAllowPrivate === true });
+    const verifier = new JwtVerifier(new JwksFetcher({ guard: outbound, log }));
     const factors = new SecondaryFactorChecker(uow.repos, verifier);
     const sessions = new ApiSessionManager(uow, cache, activity, factors, sessionTimeoutMs(deps.sessionTimeoutMinutes));
     const pki = grpcPkiContext(deps.pkiEnrollmentGrpc, log);
@@ -138,7 +149,8 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const identities = new IdentityManager(uow, cache, policy, pki);
     const authenticators = new AuthenticatorManager(uow);
     const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities));
-    const mfa = new MfaManager(uow, new SecretBox(deps.secretsKey || deps.internalSecret), cache);
+    const mfaGuard = new MfaGuard(cacheMfaGuardStore(deps.cache, log));
+    const mfa = new MfaManager(uow, new SecretBox(deps.secretsKey || deps.internalSecret), cache, mfaGuard);
     const ready = async () => {
       await db.pool.query('SELECT 1');
       return true;
@@ -157,7 +169,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
         ...authPolicyHandlers(new AuthPolicyManager(uow, cache)),
         ...authenticatorHandlers(authenticators),
         ...certLifecycleHandlers(new CertificateLifecycle(uow, pki), deps.internalSecret),
-        ...signerHandlers(new SignerManager(uow)),
+        ...signerHandlers(new SignerManager(uow, (field, url) => outbound.checkUrl(field, url))),
         ...mfaHandlers(mfa, deps.totpIssuer || DEFAULT_TOTP_ISSUER),
       },
     });

@@ -1,10 +1,10 @@
 import { type KeyObject, X509Certificate, createPublicKey } from 'node:crypto';
-import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
-import { checkFetchableUrl, isBlockedAddress } from '../domain/ext-jwt/signer-rules.js';
+import type { LookupFunction, Socket } from 'node:net';
 import type { JwksSource } from '../domain/ext-jwt/jwt-verifier.js';
+import { canonicalAddress } from './outbound-address.js';
+import { OutboundGuard, parseFetchableUrl } from './outbound-url.js';
 
 export interface JwksFetcherOptions {
   /** Whole-request timeout. Default 5 s. */
@@ -15,6 +15,8 @@ export interface JwksFetcherOptions {
   ttlMs?: number;
   /** An unknown `kid` refetches at most this often per endpoint. Default 1 s. */
   minRefreshMs?: number;
+  /** Where requests may go; default an {@link OutboundGuard} that refuses private addresses. */
+  guard?: OutboundGuard;
   log?: (m: string) => void;
 }
 
@@ -45,9 +47,9 @@ export function parseJwks(doc: unknown): Map<string, KeyObject> {
 
 /**
  * JWKS keys of external JWT signers, fetched by the controller itself, so every fetch is guarded:
- * http(s) only; the host's addresses are resolved and refused when any is link-local, a metadata
- * address, unspecified or multicast (`isBlockedAddress`), and the connection goes to the address
- * that was checked (no re-resolution in between); no redirects; a timeout and a size limit.
+ * http(s) only; every address the host resolves to must pass the {@link OutboundGuard}, the
+ * connection goes to the address that was checked (no re-resolution in between) and is refused
+ * when the socket's peer is another one; no redirects; a timeout and a size limit.
  * Keys are cached per endpoint; an unknown `kid` refetches at most once a second.
  */
 export class JwksFetcher implements JwksSource {
@@ -58,8 +60,10 @@ export class JwksFetcher implements JwksSource {
   private readonly ttlMs: number;
   private readonly minRefreshMs: number;
   private readonly log: (m: string) => void;
+  private readonly guard: OutboundGuard;
 
   constructor(opts: JwksFetcherOptions = {}) {
+    this.guard = opts.guard ?? new OutboundGuard();
     this.timeoutMs = opts.timeoutMs ?? 5000;
     this.maxBytes = opts.maxBytes ?? 1024 * 1024;
     this.ttlMs = opts.ttlMs ?? 5 * 60_000;
@@ -98,13 +102,8 @@ export class JwksFetcher implements JwksSource {
 
   /** GET `url` under the guards; resolves the parsed JSON body of a 200. */
   async fetchJson(raw: string): Promise<unknown> {
-    const url = checkFetchableUrl('jwksEndpoint', raw);
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const addresses = await dnsLookup(host, { all: true, verbatim: true });
-    if (addresses.length === 0) throw new Error(`${host} does not resolve`);
-    const blocked = addresses.find((a) => isBlockedAddress(a.address));
-    if (blocked) throw new Error(`${host} resolves to the blocked address ${blocked.address}`);
-    const pinned = addresses[0]!;
+    const url = parseFetchableUrl('jwksEndpoint', raw);
+    const pinned = await this.guard.pin(url);
     const lookup: LookupFunction = (_hostname, options, cb) => {
       if ((options as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
       else cb(null, pinned.address, pinned.family);
@@ -142,6 +141,16 @@ export class JwksFetcher implements JwksSource {
             resolve(JSON.parse(Buffer.concat(parts).toString('utf8')));
           } catch (err) {
             reject(err as Error);
+          }
+        });
+      });
+      // Before anything is written: the peer must be the pinned, checked address.
+      req.once('socket', (socket: Socket) => {
+        socket.prependOnceListener('connect', () => {
+          const peer = socket.remoteAddress ?? '';
+          if (canonicalAddress(peer) !== canonicalAddress(pinned.address) || !this.guard.allows(peer)) {
+            reject(new Error(`connected to ${peer || 'an unknown address'} instead of ${pinned.address}`));
+            req.destroy();
           }
         });
       });

@@ -234,8 +234,11 @@ export interface ApiSessionRepository {
   findByTokenWithIdentity(token: string): Promise<ApiSessionWithIdentity | null>;
   findByIdWithIdentity(id: string): Promise<ApiSessionWithIdentity | null>;
   list(req: ListRequest): Promise<Page<ApiSessionView>>;
-  /** Marks the second factor done (isMfaRequired and isMfaComplete); returns the session's token. */
-  completeMfa(id: string): Promise<string | null>;
+  /**
+   * Marks the second factor done (isMfaRequired and isMfaComplete); returns the session's token,
+   * or null when the session is gone or (with `maxAgeSeconds`) was created longer ago than that.
+   */
+  completeMfa(id: string, maxAgeSeconds?: number): Promise<string | null>;
   /** Deletes one session; returns it (null when it was already gone). */
   delete(id: string): Promise<DeletedSession | null>;
   /** Deletes every session of an identity; returns them. */
@@ -300,3 +303,22 @@ export interface MfaRepository {
   update(id: string, change: { isVerified?: boolean; recoveryCodes?: string }): Promise<void>;
   deleteByIdentity(identityId: string): Promise<boolean>;
 }
+
+/**
+ * Shared state of MFA codes (domain/mfa/mfa-guard), on every replica: the shared cache. A failure
+ * of the cache is a 503, never a code accepted without the check.
+ */
+export interface MfaGuardStore {
+  /** Claims a TOTP time step of an identity; true only for the first claim within `ttlSeconds`. */
+  claimStep(identityId: string, step: number, ttlSeconds: number): Promise<boolean>;
+  /** Counts one code sent by an API session and answers the count (the first one starts a `ttlSeconds` window). */
+  countAttempt(apiSessionId: string, ttlSeconds: number): Promise<number>;
+  /** Forgets the session's count (after an accepted code). */
+  clearAttempts(apiSessionId: string): Promise<void>;
+}
+
+/**
+ * Checks a URL the controller will fetch later (clients/outbound-url `OutboundGuard.checkUrl`):
+ * 400 COULD_NOT_VALIDATE on `field` when it points at an address outbound requests may not reach.
+ */
+export type OutboundUrlCheck = (field: string, url: string) => Promise<unknown>;

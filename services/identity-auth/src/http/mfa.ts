@@ -30,15 +30,18 @@ export function mfaHandlers(mfa: MfaManager, issuer: string): Record<string, Han
       return { body: emptyEnvelope() };
     },
     async detailMfaRecoveryCodes(ctx) {
-      const m = await mfa.recoveryCodes(principalOf(ctx).identityId, mfaCodeOf(ctx));
+      const p = principalOf(ctx);
+      const m = await mfa.recoveryCodes(p.identityId, p.apiSessionId, mfaCodeOf(ctx));
       return { body: dataEnvelope(mfaRecoveryCodesDetail(m)) };
     },
     async createMfaRecoveryCodes(ctx) {
-      await mfa.regenerateRecoveryCodes(principalOf(ctx).identityId, (ctx.body as { code: string }).code);
+      const p = principalOf(ctx);
+      await mfa.regenerateRecoveryCodes(p.identityId, p.apiSessionId, (ctx.body as { code: string }).code);
       return { body: emptyEnvelope() };
     },
     async deleteMfa(ctx) {
-      await mfa.removeOwn(principalOf(ctx).identityId, mfaCodeOf(ctx));
+      const p = principalOf(ctx);
+      await mfa.removeOwn(p.identityId, p.apiSessionId, mfaCodeOf(ctx));
       return { body: emptyEnvelope() };
     },
   };

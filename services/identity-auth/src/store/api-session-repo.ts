@@ -130,10 +130,15 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
     return rows[0] ? toWithIdentity(rows[0]) : null;
   }
 
-  async completeMfa(id: string): Promise<string | null> {
-    const rows = await this.db.$queryRaw<{ token: string }[]>`
+  async completeMfa(id: string, maxAgeSeconds?: number): Promise<string | null> {
+    const rows =
+      maxAgeSeconds === undefined
+        ? await this.db.$queryRaw<{ token: string }[]>`
       UPDATE "api_sessions" SET "is_mfa_required" = true, "is_mfa_complete" = true, "mfa_completed_at" = now(), "updated_at" = now()
-      WHERE "id" = ${id} RETURNING "token"`;
+      WHERE "id" = ${id} RETURNING "token"`
+        : await this.db.$queryRaw<{ token: string }[]>`
+      UPDATE "api_sessions" SET "is_mfa_required" = true, "is_mfa_complete" = true, "mfa_completed_at" = now(), "updated_at" = now()
+      WHERE "id" = ${id} AND "created_at" > now() - make_interval(secs => ${maxAgeSeconds}) RETURNING "token"`;
     return rows[0]?.token ?? null;
   }
 

@@ -19,6 +19,8 @@ export interface CallOptions {
   principal?: RequestPrincipal;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Another instance of the service (same database) to call instead of this harness's own. */
+  baseUrl?: string;
 }
 
 export interface Reply {
@@ -110,7 +112,7 @@ export class Harness {
       headers['content-type'] ??= 'application/json';
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     }
-    const res = await fetch(this.service.httpUrl + url, { method, headers, body });
+    const res = await fetch((opts.baseUrl ?? this.service.httpUrl) + url, { method, headers, body });
     const text = await res.text();
     let parsed: unknown;
     try {

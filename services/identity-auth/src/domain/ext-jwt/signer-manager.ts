@@ -3,12 +3,18 @@ import { shortId } from '@ziti/http-kit';
 import type { ExternalJwtSigner, ExternalJwtSignerFields } from '../auth-model.js';
 import { referencedError } from '../auth-policy-manager.js';
 import type { ListRequest, Page } from '../model.js';
-import type { Transaction, UnitOfWork } from '../ports.js';
+import type { OutboundUrlCheck, Transaction, UnitOfWork } from '../ports.js';
 import { type SignerInput, checkSigner, fullSigner, patchedSigner } from './signer-rules.js';
 
-/** Management of external JWT signers; the anonymous client list shows the enabled ones. */
+/**
+ * Management of external JWT signers; the anonymous client list shows the enabled ones. Every
+ * create, update and patch checks where `jwksEndpoint` points (`checkUrl`) before it writes.
+ */
 export class SignerManager {
-  constructor(private readonly uow: UnitOfWork) {}
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly checkUrl: OutboundUrlCheck,
+  ) {}
 
   list(req: ListRequest, enabledOnly = false): Promise<Page<ExternalJwtSigner>> {
     return this.uow.repos.signers.list(req, enabledOnly);
@@ -23,6 +29,7 @@ export class SignerManager {
   async create(input: SignerInput): Promise<string> {
     const fields = fullSigner(input);
     const cert = checkSigner(fields);
+    if (fields.jwksEndpoint) await this.checkUrl('jwksEndpoint', fields.jwksEndpoint);
     const id = shortId();
     await this.uow.run(async (tx) => {
       await checkPolicyRef(tx, fields);
@@ -61,6 +68,7 @@ export class SignerManager {
       if (!current) throw ApiError.notFound();
       const fields = next(current);
       const cert = checkSigner(fields);
+      if (fields.jwksEndpoint) await this.checkUrl('jwksEndpoint', fields.jwksEndpoint);
       await checkPolicyRef(tx, fields);
       await tx.signers.update(id, fields, cert);
     });

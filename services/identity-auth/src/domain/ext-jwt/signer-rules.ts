@@ -1,5 +1,4 @@
 import { X509Certificate, createHash } from 'node:crypto';
-import { isIP } from 'node:net';
 import { ApiError } from '@ziti/errors';
 import type { ExternalJwtSignerFields, SignerCertFacts } from '../auth-model.js';
 import type { JsonMap } from '../model.js';
@@ -98,15 +97,15 @@ const NO_CERT: SignerCertFacts = { fingerprint: null, commonName: '', notBefore:
 
 /**
  * The rules of a signer's key source: exactly one of `certPem` (which then needs a `kid`) and
- * `jwksEndpoint` (http or https, never a link-local or metadata address). Returns the facts of the
- * certificate.
+ * `jwksEndpoint` (http or https; where it may point is checked by the signer manager's
+ * `OutboundUrlCheck`). Returns the facts of the certificate.
  */
 export function checkSigner(f: ExternalJwtSignerFields): SignerCertFacts {
   if (f.certPem && f.jwksEndpoint) throw ApiError.field('certPem', 'only one of certPem and jwksEndpoint may be set', '');
   if (!f.certPem && !f.jwksEndpoint) throw ApiError.field('certPem', 'certPem or jwksEndpoint is required', '');
   if (f.externalAuthUrl !== null) checkUrl('externalAuthUrl', f.externalAuthUrl);
   if (f.jwksEndpoint) {
-    checkFetchableUrl('jwksEndpoint', f.jwksEndpoint);
+    checkUrl('jwksEndpoint', f.jwksEndpoint);
     return NO_CERT;
   }
   if (!f.kid) throw ApiError.field('kid', 'kid is required when certPem is set', '');
@@ -128,33 +127,4 @@ function checkUrl(field: string, value: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ApiError.field(field, `${field} must use http or https`, value);
   return url;
-}
-
-/** A URL the controller may fetch itself: http(s), and no blocked address literal (see isBlockedAddress). */
-export function checkFetchableUrl(field: string, value: string): URL {
-  const url = checkUrl(field, value);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) && isBlockedAddress(host)) throw ApiError.field(field, `${field} must not point at a link-local, metadata or unspecified address`, value);
-  return url;
-}
-
-/**
- * Addresses the controller never fetches from, whatever a URL says or a name resolves to:
- * link-local (169.254/16, fe80::/10, including the cloud metadata service 169.254.169.254 and its
- * IPv6 form fd00:ec2::254), unspecified, multicast and broadcast addresses, and IPv4-mapped forms
- * of those. Loopback and private networks stay allowed (identity providers run there).
- */
-export function isBlockedAddress(address: string): boolean {
-  const ip = address.toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
-  if (mapped) return isBlockedAddress(mapped[1]!);
-  if (isIP(ip) === 4) {
-    const [a, b] = ip.split('.').map(Number) as [number, number];
-    return a === 0 || (a === 169 && b === 254) || a >= 224 || ip === '100.100.100.200';
-  }
-  if (isIP(ip) === 6) {
-    if (ip === '::' || ip === 'fd00:ec2::254') return true;
-    return /^fe[89ab]/.test(ip) || ip.startsWith('ff');
-  }
-  return false;
 }

@@ -3,8 +3,9 @@ import { ApiError } from '@ziti/errors';
 import { shortId } from '@ziti/http-kit';
 import type { Mfa } from '../auth-model.js';
 import type { PrincipalCache, StoredMfa, Transaction, UnitOfWork } from '../ports.js';
+import { MFA_COMPLETION_WINDOW_SECONDS, type MfaGuard } from './mfa-guard.js';
 import type { SecretBox } from './secret-box.js';
-import { newRecoveryCodes, newTotpSecret, verifyTotp } from './totp.js';
+import { newRecoveryCodes, newTotpSecret } from './totp.js';
 
 const invalidToken = () => ApiError.of('MFA_INVALID_TOKEN');
 
@@ -14,12 +15,17 @@ function sameCode(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** TOTP MFA of an identity (§6.8): enrollment, verification, recovery codes, removal, second factor. */
+/**
+ * TOTP MFA of an identity (§6.8): enrollment, verification, recovery codes, removal, second factor.
+ * Every code goes through the {@link MfaGuard}: a TOTP code works once per identity, and an API
+ * session that sent 10 wrong codes gets no further code accepted.
+ */
 export class MfaManager {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly box: SecretBox,
     private readonly cache: PrincipalCache,
+    private readonly guard: MfaGuard,
   ) {}
 
   private open(s: StoredMfa): Mfa {
@@ -80,38 +86,45 @@ export class MfaManager {
     const token = await this.uow.run(async (tx) => {
       const mfa = await this.locked(tx, identityId);
       if (mfa.isVerified) throw ApiError.notFound();
-      if (!verifyTotp(mfa.secret, code)) throw invalidToken();
+      await this.guard.admit(apiSessionId);
+      if (!(await this.guard.acceptTotp(identityId, mfa.secret, code))) throw invalidToken();
       await tx.mfas.update(mfa.id, { isVerified: true });
       return this.completeSession(tx, apiSessionId, identityId);
     });
+    await this.guard.accepted(apiSessionId);
     await this.cache.drop(token ? [token] : []);
   }
 
   /** The recovery codes, shown for a current TOTP code only. */
-  async recoveryCodes(identityId: string, code: string): Promise<Mfa> {
+  async recoveryCodes(identityId: string, apiSessionId: string, code: string): Promise<Mfa> {
     const mfa = await this.detail(identityId);
     if (!mfa.isVerified) throw ApiError.notFound();
-    if (!code || !verifyTotp(mfa.secret, code)) throw invalidToken();
+    await this.guard.admit(apiSessionId);
+    if (!(await this.guard.acceptTotp(identityId, mfa.secret, code))) throw invalidToken();
+    await this.guard.accepted(apiSessionId);
     return mfa;
   }
 
   /** New recovery codes, for a TOTP or an unused recovery code. */
-  async regenerateRecoveryCodes(identityId: string, code: string): Promise<void> {
+  async regenerateRecoveryCodes(identityId: string, apiSessionId: string, code: string): Promise<void> {
     await this.uow.run(async (tx) => {
       const mfa = await this.locked(tx, identityId);
       if (!mfa.isVerified) throw ApiError.notFound();
-      if (!this.check(mfa, code)) throw invalidToken();
+      if (!(await this.check(mfa, apiSessionId, code))) throw invalidToken();
       await tx.mfas.update(mfa.id, { recoveryCodes: this.sealCodes(identityId, newRecoveryCodes()) });
     });
+    await this.guard.accepted(apiSessionId);
   }
 
   /** The identity removes its enrollment; a verified one needs a TOTP or recovery code. */
-  async removeOwn(identityId: string, code: string): Promise<void> {
-    await this.uow.run(async (tx) => {
+  async removeOwn(identityId: string, apiSessionId: string, code: string): Promise<void> {
+    const checked = await this.uow.run(async (tx) => {
       const mfa = await this.locked(tx, identityId);
-      if (mfa.isVerified && !this.check(mfa, code)) throw invalidToken();
+      if (mfa.isVerified && !(await this.check(mfa, apiSessionId, code))) throw invalidToken();
       await tx.mfas.deleteByIdentity(identityId);
+      return mfa.isVerified;
     });
+    if (checked) await this.guard.accepted(apiSessionId);
   }
 
   /** An administrator removes any enrollment (none is not an error). */
@@ -120,31 +133,40 @@ export class MfaManager {
   }
 
   /**
-   * `POST /authenticate/mfa`: a TOTP or an unused recovery code (consumed) completes the session.
-   * 409 MFA_NOT_ENROLLED without a verified enrollment, 400 MFA_INVALID_TOKEN for a bad code.
+   * `POST /authenticate/mfa`: a TOTP or an unused recovery code (consumed) completes the session,
+   * within {@link MFA_COMPLETION_WINDOW_SECONDS} of its creation. 409 MFA_NOT_ENROLLED without a
+   * verified enrollment, 400 MFA_INVALID_TOKEN for a bad, used or late code.
    */
   async authenticate(identityId: string, apiSessionId: string, code: string): Promise<void> {
     const token = await this.uow.run(async (tx) => {
       const stored = await tx.mfas.findByIdentityForUpdate(identityId);
       if (!stored || !stored.isVerified) throw ApiError.of('MFA_NOT_ENROLLED');
       const mfa = this.open(stored);
-      if (!code) throw invalidToken();
-      const used = mfa.recoveryCodes.findIndex((c) => sameCode(c, code));
+      await this.guard.admit(apiSessionId);
+      const used = code ? mfa.recoveryCodes.findIndex((c) => sameCode(c, code)) : -1;
       if (used >= 0) {
         const rest = mfa.recoveryCodes.filter((_, i) => i !== used);
         await tx.mfas.update(mfa.id, { recoveryCodes: this.sealCodes(identityId, rest) });
-      } else if (!verifyTotp(mfa.secret, code)) {
+      } else if (!(await this.guard.acceptTotp(identityId, mfa.secret, code))) {
         throw invalidToken();
       }
-      return this.completeSession(tx, apiSessionId, identityId);
+      const done = await this.completeSession(tx, apiSessionId, identityId, MFA_COMPLETION_WINDOW_SECONDS);
+      if (!done) throw invalidToken();
+      return done;
     });
-    await this.cache.drop(token ? [token] : []);
+    await this.guard.accepted(apiSessionId);
+    await this.cache.drop([token]);
   }
 
-  /** A TOTP or a recovery code (callers replace or delete the codes afterwards, so none stays usable). */
-  private check(mfa: Mfa, code: string): boolean {
+  /**
+   * A TOTP or a recovery code, after reserving the session's attempt (callers replace or delete the
+   * recovery codes afterwards, so none stays usable).
+   */
+  private async check(mfa: Mfa, apiSessionId: string, code: string): Promise<boolean> {
+    await this.guard.admit(apiSessionId);
     if (!code) return false;
-    return mfa.recoveryCodes.some((c) => sameCode(c, code)) || verifyTotp(mfa.secret, code);
+    if (mfa.recoveryCodes.some((c) => sameCode(c, code))) return true;
+    return this.guard.acceptTotp(mfa.identityId, mfa.secret, code);
   }
 
   private async locked(tx: Transaction, identityId: string): Promise<Mfa> {
@@ -153,8 +175,8 @@ export class MfaManager {
     return this.open(s);
   }
 
-  private async completeSession(tx: Transaction, apiSessionId: string, identityId: string): Promise<string | null> {
-    const token = await tx.apiSessions.completeMfa(apiSessionId);
+  private async completeSession(tx: Transaction, apiSessionId: string, identityId: string, maxAgeSeconds?: number): Promise<string | null> {
+    const token = await tx.apiSessions.completeMfa(apiSessionId, maxAgeSeconds);
     if (token) await tx.emit({ type: 'api-session.updated', apiSessionId, identityId, tokens: [token] });
     return token;
   }

@@ -1,4 +1,4 @@
-import { RECOVERY_CODE_COUNT, base32Decode, base32Encode, hotp, newRecoveryCodes, newTotpSecret, provisioningUrl, totpCode, verifyTotp } from './totp.js';
+import { RECOVERY_CODE_COUNT, base32Decode, base32Encode, hotp, newRecoveryCodes, newTotpSecret, provisioningUrl, totpCode, totpSteps, verifyTotp } from './totp.js';
 
 describe('TOTP (RFC 6238 as dgoogauth does it)', () => {
   // RFC 6238 appendix B, SHA-1 secret "12345678901234567890", truncated to 6 digits.
@@ -26,6 +26,17 @@ describe('TOTP (RFC 6238 as dgoogauth does it)', () => {
     expect(verifyTotp(secret, '', now)).toBe(false);
     expect(verifyTotp(secret, `${totpCode(secret, now)}0`, now)).toBe(false);
     expect(verifyTotp(secret, 'abcdef', now)).toBe(false);
+  });
+
+  it('names the time step a code belongs to, so its use can be recorded', () => {
+    const secret = rfcSecret; // fixed secret and time: no chance collision between steps
+    const now = Date.UTC(2026, 0, 2, 3, 4, 5);
+    const step = Math.floor(now / 30_000);
+    expect(totpSteps(secret, totpCode(secret, now), now)).toEqual([step]);
+    expect(totpSteps(secret, totpCode(secret, now + 30_000), now)).toEqual([step + 1]);
+    expect(totpSteps(secret, totpCode(secret, now - 60_000), now)).toEqual([step - 2]);
+    expect(totpSteps(secret, totpCode(secret, now + 90_000), now)).toEqual([]);
+    expect(totpSteps(secret, 'abcdef', now)).toEqual([]);
   });
 
   it('makes 10-byte secrets (16 base32 characters) and 20 recovery codes of 6 base32 characters', () => {

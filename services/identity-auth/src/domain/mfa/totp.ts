@@ -72,18 +72,27 @@ export function totpCode(secret: string, at = Date.now()): string {
   return hotp(key, Math.floor(at / 1000 / TOTP_STEP_SECONDS));
 }
 
-/** Whether `code` (exactly 6 digits) is the TOTP of the secret within t-2 … t+2 steps. */
-export function verifyTotp(secret: string, code: string, at = Date.now()): boolean {
-  if (!/^[0-9]{6}$/.test(code)) return false;
+/**
+ * The time steps (30 s counters) within t-2 … t+2 whose TOTP of the secret is `code` (exactly 6
+ * digits); empty when none. Usually one step; two only when two steps of the window share a code.
+ * Every step of the window is compared in constant time, whatever matched.
+ */
+export function totpSteps(secret: string, code: string, at = Date.now()): number[] {
+  if (!/^[0-9]{6}$/.test(code)) return [];
   const key = base32Decode(secret);
-  if (!key || key.length === 0) return false;
+  if (!key || key.length === 0) return [];
   const step = Math.floor(at / 1000 / TOTP_STEP_SECONDS);
-  let ok = false;
+  const given = Buffer.from(code);
+  const matched: number[] = [];
   for (let d = -TOTP_SKEW_STEPS; d <= TOTP_SKEW_STEPS; d++) {
-    const expected = Buffer.from(hotp(key, step + d));
-    ok = timingSafeEqual(expected, Buffer.from(code)) || ok;
+    if (timingSafeEqual(Buffer.from(hotp(key, step + d)), given)) matched.push(step + d);
   }
-  return ok;
+  return matched;
+}
+
+/** Whether `code` (exactly 6 digits) is the TOTP of the secret within t-2 … t+2 steps (no replay check: see MfaGuard). */
+export function verifyTotp(secret: string, code: string, at = Date.now()): boolean {
+  return totpSteps(secret, code, at).length > 0;
 }
 
 /** 20 codes: 8 random bytes each, base32, the first 6 characters. */
