@@ -22,6 +22,25 @@ describe('loadConfig', () => {
       pkiEnrollmentGrpc: '127.0.0.1:18202',
       instanceId: undefined,
       revision: 'local',
+      trustedProxies: [],
+      trustedProxyHeader: 'x-forwarded-for',
+      authRateLimiter: { enabled: true, minSize: 5, maxSize: 250 },
+      loginFailureLimits: { perUsername: 10, perAddress: 30, windowSeconds: 60 },
+    });
+  });
+
+  it('reads the guards', () => {
+    expect(
+      loadConfig({
+        ZITI_INTERNAL_SECRET: 'x', ZITI_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7', ZITI_TRUSTED_PROXY_HEADER: 'Forwarded',
+        ZITI_AUTH_RATE_LIMITER: 'off', ZITI_AUTH_RATE_LIMITER_MIN_SIZE: '10', ZITI_AUTH_RATE_LIMITER_MAX_SIZE: '1000',
+        ZITI_LOGIN_FAILURES_PER_USERNAME: '0', ZITI_LOGIN_FAILURES_PER_ADDRESS: '100', ZITI_LOGIN_FAILURE_WINDOW_SECONDS: '30',
+      }),
+    ).toMatchObject({
+      trustedProxies: ['10.0.0.0/8', 'fd00::/8', '192.0.2.7'],
+      trustedProxyHeader: 'forwarded',
+      authRateLimiter: { enabled: false, minSize: 10, maxSize: 1000 },
+      loginFailureLimits: { perUsername: 0, perAddress: 100, windowSeconds: 30 },
     });
   });
 
@@ -49,6 +68,14 @@ describe('loadConfig', () => {
     [{ ZITI_INTERNAL_SECRET: 'x', PKI_ENROLLMENT_GRPC: 'nohost' }, 'PKI_ENROLLMENT_GRPC'],
     [{ ZITI_INTERNAL_SECRET: 'x', POLICY_URL: 'not a url' }, 'POLICY_URL'],
     [{ ZITI_INTERNAL_SECRET: 'x', ZITI_CTRL_ADVERTISED_ADDRESS: 'https://x/' }, 'ZITI_CTRL_ADVERTISED_ADDRESS'],
+    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_TRUSTED_PROXIES: '10.0.0.0/8,proxy.local' }, 'ZITI_TRUSTED_PROXIES'],
+    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_TRUSTED_PROXY_HEADER: 'x-real-ip' }, 'ZITI_TRUSTED_PROXY_HEADER'],
+    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_AUTH_RATE_LIMITER: 'maybe' }, 'ZITI_AUTH_RATE_LIMITER'],
+    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_AUTH_RATE_LIMITER_MIN_SIZE: '4' }, 'ZITI_AUTH_RATE_LIMITER_MIN_SIZE'],
+    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_AUTH_RATE_LIMITER_MIN_SIZE: '300' }, 'ZITI_AUTH_RATE_LIMITER_MAX_SIZE'],
+    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_LOGIN_FAILURES_PER_USERNAME: '-1' }, 'ZITI_LOGIN_FAILURES_PER_USERNAME'],
+    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_LOGIN_FAILURES_PER_ADDRESS: 'many' }, 'ZITI_LOGIN_FAILURES_PER_ADDRESS'],
+    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_LOGIN_FAILURE_WINDOW_SECONDS: '0' }, 'ZITI_LOGIN_FAILURE_WINDOW_SECONDS'],
   ])('fails fast naming the key (%j)', (env, key) => {
     expect(() => loadConfig(env)).toThrow(key);
   });

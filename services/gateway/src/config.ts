@@ -1,9 +1,24 @@
 import { resolve } from 'node:path';
 import { intEnv, requireEnv } from '@ziti/service-kit';
+import { AddressSet, type ForwardedHeader } from './http/client-address.js';
+import { AUTH_RATE_LIMITER_BOUNDS, AUTH_RATE_LIMITER_DEFAULTS, type AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
+import { LOGIN_LIMIT_DEFAULTS, type LoginLimitOptions } from './limits/login-failures.js';
 import type { UpstreamOwner } from './service.js';
 
+/** The gateway's guards, from the environment, with the names `GatewayDeps` takes them under. */
+export interface GatewayGuardConfig {
+  /** Proxies whose forwarded headers are believed (`ZITI_TRUSTED_PROXIES`). */
+  trustedProxies: string[];
+  /** The header they report the client in (`ZITI_TRUSTED_PROXY_HEADER`). */
+  trustedProxyHeader: ForwardedHeader;
+  /** OpenZiti's adaptive auth rate limiter, per process. */
+  authRateLimiter: Required<AuthRateLimiterOptions>;
+  /** Failed-login limits shared through the cache (0: off). */
+  loginFailureLimits: Required<LoginLimitOptions>;
+}
+
 /** The gateway's standalone configuration, from the environment. */
-export interface GatewayConfig {
+export interface GatewayConfig extends GatewayGuardConfig {
   listen: { host: string; port: number };
   /** `host:port` clients use (apiBaseUrls, protocols, certificate SAN); default from the listener. */
   advertisedAddress?: string;
@@ -38,6 +53,55 @@ function hostPort(env: NodeJS.ProcessEnv, key: string, fallback: string): string
   return raw;
 }
 
+function onOff(env: NodeJS.ProcessEnv, key: string, fallback: boolean): boolean {
+  const raw = env[key]?.trim().toLowerCase();
+  if (!raw) return fallback;
+  if (raw === 'on' || raw === 'true') return true;
+  if (raw === 'off' || raw === 'false') return false;
+  throw new Error(`${key} must be on or off, got "${env[key]}"`);
+}
+
+/**
+ * Reads the guards' settings (part of {@link loadConfig}; the all-in-one controller can read them
+ * the same way), failing fast with the name of the offending key.
+ *
+ * | Key | Default |
+ * |---|---|
+ * | `ZITI_TRUSTED_PROXIES` | none (comma list of addresses and CIDRs whose forwarded headers are believed) |
+ * | `ZITI_TRUSTED_PROXY_HEADER` | `x-forwarded-for` (or `forwarded`, RFC 7239) |
+ * | `ZITI_AUTH_RATE_LIMITER` | `on` |
+ * | `ZITI_AUTH_RATE_LIMITER_MIN_SIZE`, `ZITI_AUTH_RATE_LIMITER_MAX_SIZE` | `5`, `250` (each 5..1000) |
+ * | `ZITI_LOGIN_FAILURES_PER_USERNAME` | `10` (0: off) |
+ * | `ZITI_LOGIN_FAILURES_PER_ADDRESS` | `30` (0: off) |
+ * | `ZITI_LOGIN_FAILURE_WINDOW_SECONDS` | `60` (1..3600) |
+ */
+export function loadGuardConfig(env: NodeJS.ProcessEnv): GatewayGuardConfig {
+  const trustedProxies = (env.ZITI_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  try {
+    new AddressSet(trustedProxies);
+  } catch (err) {
+    throw new Error(`ZITI_TRUSTED_PROXIES: ${(err as Error).message}`);
+  }
+  const header = env.ZITI_TRUSTED_PROXY_HEADER?.trim().toLowerCase() || 'x-forwarded-for';
+  if (header !== 'x-forwarded-for' && header !== 'forwarded') {
+    throw new Error(`ZITI_TRUSTED_PROXY_HEADER must be x-forwarded-for or forwarded, got "${env.ZITI_TRUSTED_PROXY_HEADER}"`);
+  }
+  const { min, max } = AUTH_RATE_LIMITER_BOUNDS;
+  const minSize = intEnv(env, 'ZITI_AUTH_RATE_LIMITER_MIN_SIZE', AUTH_RATE_LIMITER_DEFAULTS.minSize, min, max);
+  const maxSize = intEnv(env, 'ZITI_AUTH_RATE_LIMITER_MAX_SIZE', AUTH_RATE_LIMITER_DEFAULTS.maxSize, min, max);
+  if (minSize > maxSize) throw new Error(`ZITI_AUTH_RATE_LIMITER_MIN_SIZE (${minSize}) must not exceed ZITI_AUTH_RATE_LIMITER_MAX_SIZE (${maxSize})`);
+  return {
+    trustedProxies,
+    trustedProxyHeader: header,
+    authRateLimiter: { enabled: onOff(env, 'ZITI_AUTH_RATE_LIMITER', AUTH_RATE_LIMITER_DEFAULTS.enabled), minSize, maxSize },
+    loginFailureLimits: {
+      perUsername: intEnv(env, 'ZITI_LOGIN_FAILURES_PER_USERNAME', LOGIN_LIMIT_DEFAULTS.perUsername, 0, 1_000_000),
+      perAddress: intEnv(env, 'ZITI_LOGIN_FAILURES_PER_ADDRESS', LOGIN_LIMIT_DEFAULTS.perAddress, 0, 1_000_000),
+      windowSeconds: intEnv(env, 'ZITI_LOGIN_FAILURE_WINDOW_SECONDS', LOGIN_LIMIT_DEFAULTS.windowSeconds, 1, 3600),
+    },
+  };
+}
+
 /**
  * Reads the gateway's configuration, failing fast with the name of the offending key.
  *
@@ -55,6 +119,7 @@ function hostPort(env: NodeJS.ProcessEnv, key: string, fallback: string): string
  * | `PKI_ENROLLMENT_GRPC` | `127.0.0.1:18202` (TLS credentials and the JWT signer come from there) |
  * | `ZITI_INSTANCE_ID` | the host name |
  * | `ZITI_REVISION` | `local` |
+ * | guards | see {@link loadGuardConfig} |
  */
 export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   const advertised = env.ZITI_CTRL_ADVERTISED_ADDRESS?.trim();
@@ -80,5 +145,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     pkiEnrollmentGrpc: hostPort(env, 'PKI_ENROLLMENT_GRPC', '127.0.0.1:18202'),
     instanceId: env.ZITI_INSTANCE_ID?.trim() || undefined,
     revision: env.ZITI_REVISION?.trim() || 'local',
+    ...loadGuardConfig(env),
   };
 }

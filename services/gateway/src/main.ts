@@ -28,6 +28,10 @@ async function main(): Promise<void> {
     pkiEnrollmentGrpc: config.pkiEnrollmentGrpc,
     instanceId: config.instanceId,
     revision: config.revision,
+    trustedProxies: config.trustedProxies,
+    trustedProxyHeader: config.trustedProxyHeader,
+    authRateLimiter: config.authRateLimiter,
+    loginFailureLimits: config.loginFailureLimits,
     log,
   });
   log(`ready at ${gateway.url}`);

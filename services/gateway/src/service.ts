@@ -13,6 +13,10 @@ import { subscribeCacheInvalidation } from './events/cache-invalidation.js';
 import { createGatewayApp } from './http/app.js';
 import { informationalHandlers } from './http/informational.js';
 import { type UpstreamHandler, createUpstreamProxy } from './http/proxy.js';
+import { type ForwardedHeader, clientAddressResolver } from './http/client-address.js';
+import type { AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
+import { createLoginGuard } from './limits/login-guard.js';
+import type { LoginLimitOptions } from './limits/login-failures.js';
 import { controllersHandler } from './http/controllers.js';
 import { type RemotePki, type TlsCredentials, remotePki } from './pki/remote.js';
 import { loadOrCreatePki, requiredSans } from './pki/store.js';
@@ -55,6 +59,24 @@ export interface GatewayDeps {
   version?: string;
   /** Source revision for `/version`; default `ZITI_REVISION` or `local`. */
   revision?: string;
+  /**
+   * Addresses and CIDRs of the proxies in front of the gateway (`ZITI_TRUSTED_PROXIES`). Only when
+   * a request's TLS peer is one of them is its forwarded header walked for the client address;
+   * otherwise the client is the peer. Default none. A bad entry fails the start.
+   */
+  trustedProxies?: readonly string[];
+  /** The header trusted proxies report the client in: `x-forwarded-for` (default) or `forwarded` (RFC 7239). */
+  trustedProxyHeader?: ForwardedHeader;
+  /**
+   * OpenZiti's adaptive auth rate limiter on `POST /authenticate` and `/enroll*`, for this process
+   * (`ZITI_AUTH_RATE_LIMITER*`). Default on, window 5..250; `{ enabled: false }` turns it off.
+   */
+  authRateLimiter?: AuthRateLimiterOptions;
+  /**
+   * Failed-login limits, counted in `cache` (shared by the replicas; `ZITI_LOGIN_FAILURE*`).
+   * Default 10 per username and 30 per client address per 60 s; a limit of 0 turns it off.
+   */
+  loginFailureLimits?: LoginLimitOptions;
   log?: (m: string) => void;
 }
 
@@ -112,6 +134,15 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const version = deps.version ?? packageVersion();
   const configured = deps.advertisedAddress ? splitAddress(deps.advertisedAddress) : undefined;
   const advertisedHost = configured?.host ?? (isWildcard(deps.listen.host) ? 'localhost' : deps.listen.host);
+
+  // Settings first: a bad one fails the start before anything is opened.
+  const clientAddress = clientAddressResolver({ trustedProxies: deps.trustedProxies, header: deps.trustedProxyHeader });
+  const loginGuard = createLoginGuard({
+    cache: deps.cache,
+    authRateLimiter: deps.authRateLimiter,
+    loginFailureLimits: deps.loginFailureLimits,
+    log,
+  });
 
   const sans = [advertisedHost, ...(deps.extraSans ?? [])];
   const resolver = grpcSessionResolver(deps.identityAuthGrpc);
@@ -203,6 +234,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     authenticator,
     swaggerJson: info.specJson,
     draining: () => draining,
+    clientAddress,
+    loginGuard,
   });
   log(`listening on https://${joinAddress(deps.listen.host || '0.0.0.0', port)} (advertised as https://${advertisedAddress})`);
 

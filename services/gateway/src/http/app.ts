@@ -21,6 +21,7 @@ import { answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders
 import type { LocalHandler } from './informational.js';
 import { normalisePath, splitUrl } from './paths.js';
 import { type ProxiedRequest, type UpstreamHandler, noUpstreamError } from './proxy.js';
+import type { LoginGuard } from '../limits/login-guard.js';
 
 /** Probes on the public listener, outside both APIs' namespace (never aliased). */
 export const HEALTH_PATHS = { live: '/ziti-internal/healthz', ready: '/ziti-internal/readyz' } as const;
@@ -39,6 +40,10 @@ export interface GatewayAppOptions {
   swaggerJson(api: 'client' | 'management'): string;
   /** True once shutdown began: readiness fails and connections are not kept alive. */
   draining(): boolean;
+  /** The client's address, determined once per request (`http/client-address.ts`); default the socket's peer. */
+  clientAddress?: (req: IncomingMessage) => string;
+  /** Login and enrollment limits, applied just before a request goes to its context (`limits/login-guard.ts`). */
+  loginGuard?: LoginGuard;
 }
 
 async function principalFor(req: IncomingMessage, opts: GatewayAppOptions): Promise<Resolved> {
@@ -50,7 +55,8 @@ async function principalFor(req: IncomingMessage, opts: GatewayAppOptions): Prom
 /**
  * The public request pipeline: strip internal headers and assign the request id, server and CORS
  * headers, preflight, path aliases, contract match (404/405), the 1 MiB body limit, session
- * authentication for non-anonymous routes, then the gateway's own handler or the owning context.
+ * authentication for non-anonymous routes, then the gateway's own handler or, past the login
+ * limits (logins and enrollments), the owning context.
  */
 export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
   async function handle(req: ProxiedRequest, res: ServerResponse, requestId: string): Promise<void> {
@@ -96,6 +102,8 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
 
     const proxy = opts.proxies[route.owner];
     if (!proxy) throw noUpstreamError(route.owner);
+    const admitted = opts.loginGuard?.admit(route, req, res, body, search);
+    if (admitted) await admitted;
     req.url = target.path + search;
     if (CLIENT_CERT_OPERATIONS.has(route.operationId)) {
       const chain = peerChain(req);
@@ -107,6 +115,7 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
 
   return (req: ProxiedRequest, res: ServerResponse) => {
     stripInternalHeaders(req);
+    req.zitiClientAddress = opts.clientAddress?.(req);
     const requestId = shortId();
     req.zitiRequestId = requestId;
     req.headers[REQUEST_ID_HEADER] = requestId;

@@ -119,6 +119,43 @@ describe('a context in the same process', () => {
     }
   });
 
+  it('replaces the forwarding headers a caller sent with the one client address, on both paths', async () => {
+    const echo = (req: IncomingMessage, res: ServerResponse) =>
+      sendJson(res, Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-forwarded-') || k === 'forwarded' || k === 'x-real-ip')));
+    const upstream = createServer(echo);
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const proxy = createUpstreamProxy('session', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, SECRET, () => undefined);
+    const withClient = (client?: string) => (req: ProxiedRequest) => {
+      if (client) req.zitiClientAddress = client;
+      return req;
+    };
+    const fronts = [
+      await front((req, res, p) => proxy.handler(withClient()(req), res, p)),
+      await front((req, res, p) => dispatchLocal(echo, withClient()(req), res, p)),
+      await front((req, res, p) => proxy.handler(withClient('203.0.113.50')(req), res, p)),
+      await front((req, res, p) => dispatchLocal(echo, withClient('203.0.113.50')(req), res, p)),
+    ];
+    const forged = {
+      'x-forwarded-for': '198.51.100.66', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https',
+      'x-forwarded-prefix': '/x', forwarded: 'for=198.51.100.66', 'x-real-ip': '198.51.100.66',
+    };
+    try {
+      const seen = await Promise.all(fronts.map(async (f) => (await fetch(`${f.url}/sessions`, { headers: forged })).json()));
+      for (const [i, headers] of seen.entries()) {
+        expect(headers).toEqual({
+          'x-forwarded-for': i < 2 ? '127.0.0.1' : '203.0.113.50',
+          'x-forwarded-proto': 'http',
+          'x-forwarded-port': expect.stringMatching(/^\d+$/),
+          'x-forwarded-host': new URL(fronts[i]!.url).host,
+        });
+      }
+    } finally {
+      for (const f of fronts) await f.close();
+      proxy.close();
+      await new Promise<void>((r) => upstream.close(() => r()));
+    }
+  });
+
   it('proxies over the network once the context no longer listens in this process', async () => {
     const listener = await listenHttp(upstreamApp(), '127.0.0.1', 0);
     expect(localHttpApp(listener.url)).toBeDefined();

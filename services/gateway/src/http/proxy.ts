@@ -1,15 +1,17 @@
 import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import { ApiError } from '@ziti/errors';
 import { type HttpApp, INTERNAL_HEADER_PREFIX, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
 import { localHttpApp } from '@ziti/service-kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
+import { replaceForwardedHeaders } from './client-address.js';
 
 /** The buffered body and request id the gateway attaches to a request before proxying it. */
 export interface ProxiedRequest extends IncomingMessage {
   zitiBody?: Buffer;
   zitiRequestId?: string;
+  /** The client's address as the gateway determined it (trusted proxies); else the socket's peer is. */
+  zitiClientAddress?: string;
 }
 
 /**
@@ -52,12 +54,6 @@ export function keepRepeatedHeaders(res: IncomingMessage): void {
   }
 }
 
-/** Appends a hop to an `x-forwarded-*` header, as the proxy's `xfwd` does. */
-function appendForwarded(headers: IncomingMessage['headers'], name: string, value: string): void {
-  const existing = headers[name];
-  headers[name] = existing ? `${existing},${value}` : value;
-}
-
 /**
  * Every `Authorization` line of a request that has more than one (a primary and a secondary
  * bearer token, §3.4). Node keeps only the first in `headers`; these are forwarded as separate
@@ -82,8 +78,8 @@ function distinctOf(headers: IncomingMessage['headers'], req: IncomingMessage): 
 
 /**
  * Hands a request to the app of a context that runs in this process (the all-in-one controller):
- * the app gets a request with the headers the proxy would send (request id, `x-forwarded-*`, the
- * body's length, every `Authorization` line) and the buffered body as its stream (and, so that it
+ * the app gets a request with the headers the proxy would send (request id, the gateway's own
+ * `x-forwarded-*` in place of any the caller sent, the body's length, every `Authorization` line) and the buffered body as its stream (and, so that it
  * is not read twice, as the request's buffered body), and answers on the gateway's response. The
  * caller is handed over as is instead of signed into the principal header. Everything else is as
  * through the proxy, without the loopback connection.
@@ -97,10 +93,7 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
   inner.httpVersionMajor = req.httpVersionMajor;
   inner.httpVersionMinor = req.httpVersionMinor;
   const headers = { ...req.headers };
-  appendForwarded(headers, 'x-forwarded-for', req.socket.remoteAddress ?? '');
-  appendForwarded(headers, 'x-forwarded-port', String(req.socket.localPort ?? ''));
-  appendForwarded(headers, 'x-forwarded-proto', (req.socket as TLSSocket).encrypted ? 'https' : 'http');
-  headers['x-forwarded-host'] ??= req.headers.host;
+  replaceForwardedHeaders(headers, req.socket, req.zitiClientAddress);
   const body = req.zitiBody;
   const framed = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
   if (body && (body.length > 0 || framed)) {
@@ -134,7 +127,9 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
 /**
  * A reverse proxy (http-proxy-middleware) to one context. It forwards the request with its
  * (already normalised) `req.url`, its headers as the gateway left them (principal and request id
- * included, every `Authorization` line), `x-forwarded-*`, and the body the gateway buffered.
+ * included, every `Authorization` line), the gateway's own `x-forwarded-*` (the client address it
+ * determined; whatever forwarding headers the caller sent are dropped, see
+ * `replaceForwardedHeaders`), and the body the gateway buffered.
  * Upstream failures and timeouts become 503 `TIMEOUT` in the envelope; `x-ziti-*` response headers
  * never leave the gateway.
  * When the context's app listens in this process, requests go to it directly instead.
@@ -151,7 +146,8 @@ export function createUpstreamProxy(
   const handler = createProxyMiddleware<ProxiedRequest, ServerResponse>({
     target,
     changeOrigin: false,
-    xfwd: true,
+    // The forwarding headers are replaced before the hand-over (xfwd would append to the caller's).
+    xfwd: false,
     agent,
     proxyTimeout: UPSTREAM_TIMEOUT_MS,
     on: {
@@ -185,6 +181,7 @@ export function createUpstreamProxy(
   const routed: UpstreamHandler = (req, res, principal) => {
     const app = localHttpApp(target);
     if (app) return dispatchLocal(app, req, res, principal);
+    replaceForwardedHeaders(req.headers, req.socket, req.zitiClientAddress);
     if (principal) req.headers[PRINCIPAL_HEADER] = signPrincipal(internalSecret, principal, req.zitiRequestId ?? '');
     return handler(req, res, (err?: unknown) => sendError(res, err ?? noUpstreamError(owner), req.zitiRequestId ?? ''));
   };

@@ -7,6 +7,7 @@ import { IdentityAuthServiceService } from '@ziti/proto';
 import express from 'express';
 import type { Server as HttpServer, IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:https';
+import { randomUUID } from 'node:crypto';
 
 export const SECRET = 'test-internal-secret';
 
@@ -159,4 +160,54 @@ export function call(base: { port: number; caCertPem: string }, c: Call): Promis
       req.end(c.body);
     }
   });
+}
+
+export interface FakeLogin {
+  method: string;
+  username?: string;
+  /** The `x-forwarded-for` the context received. */
+  forwardedFor?: string;
+}
+
+/**
+ * identity-auth's `/authenticate` as far as the gateway's limits see it: password `right` → 200
+ * with a new `zt-session` and the caller's address as `ipAddress`; anything else → 401
+ * `INVALID_AUTH`. Records every login that reached it; `gate()` holds the answers.
+ */
+export async function startFakeLoginContext(): Promise<{ url: string; logins: FakeLogin[]; gate(): () => void; close(): Promise<void> }> {
+  const logins: FakeLogin[] = [];
+  let waiting: Promise<void> | undefined;
+  const app = express();
+  app.use(express.json({ type: () => true }));
+  app.use(async (req, res) => {
+    const body = (req.body ?? {}) as { username?: string; password?: string };
+    const forwardedFor = req.headers['x-forwarded-for'] as string | undefined;
+    logins.push({ method: String(req.query.method), username: body.username, forwardedFor });
+    if (waiting) await waiting;
+    if (body.password !== 'right') {
+      res.status(401).json({ error: { code: 'INVALID_AUTH', message: 'The authentication request failed', requestId: 'fake' }, meta: {} });
+      return;
+    }
+    res.setHeader('zt-session', randomUUID());
+    res.json({ data: { ipAddress: forwardedFor }, meta: {} });
+  });
+  const server: HttpServer = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    logins,
+    gate() {
+      let release!: () => void;
+      waiting = new Promise<void>((r) => (release = r));
+      return () => {
+        waiting = undefined;
+        release();
+      };
+    },
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
 }

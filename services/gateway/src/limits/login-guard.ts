@@ -1,0 +1,124 @@
+import type { ServerResponse } from 'node:http';
+import type { RouteDef } from '@ziti/api-contract';
+import { ApiError } from '@ziti/errors';
+import type { Cache } from '@ziti/messaging';
+import { normaliseAddress } from '../http/client-address.js';
+import type { ProxiedRequest } from '../http/proxy.js';
+import { AdaptiveRateLimiter, type AuthRateLimiterOptions, type LimiterOutcome, type LimiterTicket, authRateLimiterSettings } from './adaptive-limiter.js';
+import { AdminClaims, loginClaim } from './admin-claims.js';
+import { LoginFailureLimits, type LoginLimitOptions } from './login-failures.js';
+
+/** What {@link createLoginGuard} needs. */
+export interface LoginGuardOptions {
+  /** The shared cache (Redis, or memory in one process): failed-login counters and new sessions' principals. */
+  cache: Cache;
+  authRateLimiter?: AuthRateLimiterOptions;
+  loginFailureLimits?: LoginLimitOptions;
+  log?: (m: string) => void;
+  /** Clock in epoch milliseconds (tests). */
+  now?: () => number;
+}
+
+/** The guard in front of logins and enrollments. */
+export interface LoginGuard {
+  /**
+   * Called when a request is about to go to its context. For `POST /authenticate` and the
+   * `/enroll*` operations it refuses (throws 429 `SERVER_TOO_MANY_REQUESTS`) or admits the
+   * request and watches its answer; for every other route it answers undefined at once.
+   */
+  admit(route: RouteDef, req: ProxiedRequest, res: ServerResponse, body: Buffer, search: string): Promise<void> | undefined;
+  /** The auth rate limiter of this process (undefined when turned off). */
+  readonly limiter?: AdaptiveRateLimiter;
+}
+
+const tooManyRequests = () => ApiError.of('SERVER_TOO_MANY_REQUESTS');
+
+const isEnrollment = (route: RouteDef) => route.path === '/enroll' || route.path.startsWith('/enroll/');
+
+/** OpenZiti: a response that could not be written backs off; success grows; anything else is a failure. */
+function outcomeOf(status: number, delivered: boolean): LimiterOutcome {
+  if (!delivered || status === 503 || status === 504) return 'backoff';
+  return status >= 200 && status < 300 ? 'success' : 'failed';
+}
+
+/** Calls `done` once when the response ends: its status (0 before any was sent) and whether it was delivered. */
+function onResponseEnd(res: ServerResponse, done: (status: number, delivered: boolean) => void): void {
+  let ended = false;
+  const end = (delivered: boolean) => {
+    if (ended) return;
+    ended = true;
+    done(res.headersSent ? res.statusCode : 0, delivered);
+  };
+  res.once('finish', () => end(true));
+  res.once('close', () => end(res.writableFinished));
+}
+
+/** The `username` of a password login's JSON body, if it has one. */
+export function usernameOf(body: Buffer): string | undefined {
+  if (body.length === 0) return undefined;
+  try {
+    const parsed = JSON.parse(body.toString('utf8').replace(/^\uFEFF/, '')) as { username?: unknown } | null;
+    return typeof parsed?.username === 'string' ? parsed.username : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function queryParam(search: string, name: string): string | undefined {
+  return search ? (new URLSearchParams(search).get(name) ?? undefined) : undefined;
+}
+
+/**
+ * The login and enrollment guard: the failed-login limits (shared through the cache) and the
+ * adaptive auth rate limiter (this process), both ahead of identity-auth and pki-enrollment.
+ *
+ * `POST /authenticate`: refused while its client address or (password) username is at its
+ * failed-login limit; then admitted into the limiter's window, or past it by the admin bypass when
+ * the credential is one this process learned to be an admin's. Its answer adapts the window,
+ * counts a 401 against the counters, and teaches whether a successful claim is an admin's.
+ * `/enroll*`: admitted into the same window (no failed-login counting).
+ */
+export function createLoginGuard(opts: LoginGuardOptions): LoginGuard {
+  const now = opts.now ?? Date.now;
+  const limiterSettings = authRateLimiterSettings(opts.authRateLimiter);
+  const limiter = limiterSettings.enabled ? new AdaptiveRateLimiter(limiterSettings, now) : undefined;
+  const failures = new LoginFailureLimits(opts.cache, opts.loginFailureLimits, opts.log, now);
+  const admins = new AdminClaims(opts.cache, now);
+
+  async function admitLogin(req: ProxiedRequest, res: ServerResponse, body: Buffer, search: string): Promise<void> {
+    const method = queryParam(search, 'method');
+    const username = method === 'password' ? usernameOf(body) : undefined;
+    const address = req.zitiClientAddress ?? normaliseAddress(req.socket.remoteAddress) ?? '';
+    const counters = failures.enabled ? failures.counters(address, username) : [];
+    if (await failures.throttled(counters)) throw tooManyRequests();
+
+    const claim = limiter ? loginClaim(method, req, username) : undefined;
+    let bypass = false;
+    let ticket: LimiterTicket | undefined;
+    if (limiter) {
+      bypass = claim !== undefined && admins.isAdmin(claim) && limiter.claimAdminBypass();
+      if (!bypass && !(ticket = limiter.acquire())) throw tooManyRequests();
+    }
+    onResponseEnd(res, (status, delivered) => {
+      if (ticket) limiter!.release(ticket, outcomeOf(status, delivered));
+      if (bypass) limiter!.endAdminBypass(delivered && status === 200);
+      if (status === 401 && counters.length > 0) void failures.recordFailure(counters);
+      if (status === 200 && claim !== undefined) {
+        const token = res.getHeader('zt-session');
+        if (typeof token === 'string') void admins.learn(claim, token);
+      }
+    });
+  }
+
+  return {
+    limiter,
+    admit(route, req, res, body, search) {
+      if (route.operationId === 'authenticate') return admitLogin(req, res, body, search);
+      if (!limiter || !isEnrollment(route)) return undefined;
+      const ticket = limiter.acquire();
+      if (!ticket) return Promise.reject(tooManyRequests());
+      onResponseEnd(res, (status, delivered) => limiter.release(ticket, outcomeOf(status, delivered)));
+      return undefined;
+    },
+  };
+}
