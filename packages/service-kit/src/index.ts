@@ -2,5 +2,5 @@
 // graceful shutdown and environment parsing. No domain logic.
 export { type HttpListener, listenHttp } from './http.js';
 export { type GrpcServiceBinding, type GrpcListener, healthService, startGrpcServer } from './grpc.js';
-export { guardProcess, onShutdown, requireEnv, intEnv } from './process.js';
+export { boolEnv, guardProcess, onShutdown, requireEnv, intEnv } from './process.js';
 export { grpcClient, inProcessEnabled, localHttpApp, registerGrpcServer, registerHttpApp } from './in-process.js';

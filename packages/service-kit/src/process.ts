@@ -42,6 +42,15 @@ export function requireEnv(env: NodeJS.ProcessEnv, key: string): string {
   return v;
 }
 
+/** Reads an optional boolean environment variable: true/1/yes/on or false/0/no/off (any case); unset or empty = `fallback`. */
+export function boolEnv(env: NodeJS.ProcessEnv, key: string, fallback: boolean): boolean {
+  const raw = env[key]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new Error(`configuration: ${key} must be true or false (on or off), got "${env[key]}"`);
+}
+
 /** Reads an optional integer environment variable within bounds, failing fast with its name. */
 export function intEnv(env: NodeJS.ProcessEnv, key: string, fallback: number, min = 0, max = 65535): number {
   const raw = env[key];

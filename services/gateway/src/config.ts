@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { intEnv, requireEnv } from '@ziti/service-kit';
+import { boolEnv, intEnv, requireEnv } from '@ziti/service-kit';
 import { AddressSet, type ForwardedHeader } from './http/client-address.js';
 import { AUTH_RATE_LIMITER_BOUNDS, AUTH_RATE_LIMITER_DEFAULTS, type AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
 import { LOGIN_LIMIT_DEFAULTS, type LoginLimitOptions } from './limits/login-failures.js';
@@ -53,14 +53,6 @@ function hostPort(env: NodeJS.ProcessEnv, key: string, fallback: string): string
   return raw;
 }
 
-function onOff(env: NodeJS.ProcessEnv, key: string, fallback: boolean): boolean {
-  const raw = env[key]?.trim().toLowerCase();
-  if (!raw) return fallback;
-  if (raw === 'on' || raw === 'true') return true;
-  if (raw === 'off' || raw === 'false') return false;
-  throw new Error(`${key} must be on or off, got "${env[key]}"`);
-}
-
 /**
  * Reads the guards' settings (part of {@link loadConfig}; the all-in-one controller can read them
  * the same way), failing fast with the name of the offending key.
@@ -93,7 +85,7 @@ export function loadGuardConfig(env: NodeJS.ProcessEnv): GatewayGuardConfig {
   return {
     trustedProxies,
     trustedProxyHeader: header,
-    authRateLimiter: { enabled: onOff(env, 'ZITI_AUTH_RATE_LIMITER', AUTH_RATE_LIMITER_DEFAULTS.enabled), minSize, maxSize },
+    authRateLimiter: { enabled: boolEnv(env, 'ZITI_AUTH_RATE_LIMITER', AUTH_RATE_LIMITER_DEFAULTS.enabled), minSize, maxSize },
     loginFailureLimits: {
       perUsername: intEnv(env, 'ZITI_LOGIN_FAILURES_PER_USERNAME', LOGIN_LIMIT_DEFAULTS.perUsername, 0, 1_000_000),
       perAddress: intEnv(env, 'ZITI_LOGIN_FAILURES_PER_ADDRESS', LOGIN_LIMIT_DEFAULTS.perAddress, 0, 1_000_000),

@@ -1,4 +1,4 @@
-import { intEnv, requireEnv } from '@ziti/service-kit';
+import { boolEnv, intEnv, requireEnv } from '@ziti/service-kit';
 
 /** Configuration of the standalone process (`main.ts`), read from the environment. */
 export interface Config {
@@ -28,15 +28,6 @@ export interface Config {
    * reserved addresses stay refused.
    */
   outboundAllowPrivate: boolean;
-}
-
-/** A boolean environment variable: true/1/yes/on or false/0/no/off (any case); unset or empty = `fallback`. */
-function boolEnv(env: NodeJS.ProcessEnv, key: string, fallback: boolean): boolean {
-  const raw = env[key]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return fallback;
-  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
-  if (['false', '0', 'no', 'off'].includes(raw)) return false;
-  throw new Error(`configuration: ${key} must be true or false, got "${env[key]}"`);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
