@@ -47,6 +47,10 @@ export interface ControllerOptions {
   mfaSecret?: string;
   totpIssuer?: string;
   pkiKey?: string;
+  /** Lets the controller's own outbound requests (JWKS) reach loopback and private addresses (`ZITI_OUTBOUND_ALLOW_PRIVATE`). */
+  outboundAllowPrivate?: boolean;
+  /** The gateway's client-address and login guards (`loadGuardConfig` of `@ziti/gateway`); unset parts keep their defaults. */
+  guards?: Partial<gateway.GatewayGuardConfig>;
   log?: (m: string) => void;
 }
 
@@ -126,6 +130,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
         sessionTimeoutMinutes: opts.sessionTimeoutMinutes,
         secretsKey: opts.mfaSecret,
         totpIssuer: opts.totpIssuer,
+        outboundAllowPrivate: opts.outboundAllowPrivate,
       }),
     ];
     started.push(running[0]);
@@ -157,6 +162,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       identityAuthGrpc: running[0].grpcAddress,
       // TLS credentials and the enrollment JWT signer come from the controller PKI in pki-enrollment.
       pkiEnrollmentGrpc: services['pki-enrollment']?.grpcAddress,
+      ...opts.guards,
       log,
     });
     started.push({ name: 'gateway', stop: () => gw.stop() });

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { guardProcess, intEnv, onShutdown } from '@ziti/service-kit';
+import { loadGuardConfig } from '@ziti/gateway';
+import { boolEnv, guardProcess, intEnv, onShutdown } from '@ziti/service-kit';
 import { startController } from './controller.js';
 
 /**
@@ -32,6 +33,8 @@ async function main(): Promise<void> {
     mfaSecret: env.ZITI_MFA_SECRET || undefined,
     totpIssuer: env.ZITI_TOTP_ISSUER || undefined,
     pkiKey: env.ZITI_PKI_KEY || undefined,
+    outboundAllowPrivate: boolEnv(env, 'ZITI_OUTBOUND_ALLOW_PRIVATE', false),
+    guards: loadGuardConfig(env),
     log,
   });
   // Registered before the start completes: a signal during the start stops what it started.
