@@ -13,7 +13,8 @@ import { expectValid } from '../support/spec-validator.js';
  * auth_external_jwt_signer_test.go, auth_headers_legacy_test.go).
  */
 
-const ctl = useController();
+// The test's JWKS server listens on loopback, which the controller reaches only with the setting on.
+const ctl = useController({ outboundAllowPrivate: true });
 failOnConformanceProblems();
 
 let mgmt: EdgeApi;

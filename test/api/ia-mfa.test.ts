@@ -1,5 +1,5 @@
 import { type EdgeApi, uniqueName } from '../support/clients.js';
-import { authPolicyBody, createUser, loginAs, totp } from '../support/clients-identity.js';
+import { authPolicyBody, createUser, loginAs, totpCodes } from '../support/clients-identity.js';
 import { failOnConformanceProblems } from '../support/conformance.js';
 import { useController } from '../support/controller.js';
 import { expectCreated, expectEmpty, expectError, expectSuccess } from '../support/envelope.js';
@@ -22,13 +22,13 @@ async function newSession(body: Record<string, unknown> = {}) {
   return { user, session, login: res };
 }
 
-/** Enrolls and verifies; returns the secret and the recovery codes. */
-async function enroll(session: EdgeApi): Promise<{ secret: string; codes: string[] }> {
+/** Enrolls and verifies; returns the recovery codes and the next unused TOTP codes. */
+async function enroll(session: EdgeApi): Promise<{ code: () => string; codes: string[] }> {
   expectSuccess(await session.call('POST', '/current-identity/mfa'), 201);
   const d = (await session.call('GET', '/current-identity/mfa')).body.data;
-  const secret = new URL(d.provisioningUrl).searchParams.get('secret')!;
-  expectEmpty(await session.call('POST', '/current-identity/mfa/verify', { code: totp(secret) }));
-  return { secret, codes: d.recoveryCodes };
+  const code = totpCodes(new URL(d.provisioningUrl).searchParams.get('secret')!);
+  expectEmpty(await session.call('POST', '/current-identity/mfa/verify', { code: code() }));
+  return { code, codes: d.recoveryCodes };
 }
 
 describe('before enrollment', () => {
@@ -77,14 +77,14 @@ describe('enrollment', () => {
     const { user, session } = await newSession();
     await session.call('POST', '/current-identity/mfa');
     const d = (await session.call('GET', '/current-identity/mfa')).body.data;
-    const secret = new URL(d.provisioningUrl).searchParams.get('secret')!;
+    const code = totpCodes(new URL(d.provisioningUrl).searchParams.get('secret')!);
     expectError(await session.call('POST', '/current-identity/mfa/verify', {}), 400, 'COULD_NOT_VALIDATE');
     expectError(await session.call('POST', '/current-identity/mfa/verify', { code: '' }), 400, 'MFA_INVALID_TOKEN');
     expectError(await session.call('POST', '/current-identity/mfa/verify', { code: 'qwgjwoigrw92' }), 400, 'MFA_INVALID_TOKEN');
     expectError(await session.call('POST', '/current-identity/mfa/verify', { code: d.recoveryCodes[2] }), 400, 'MFA_INVALID_TOKEN');
-    expectEmpty(await session.call('POST', '/current-identity/mfa/verify', { code: totp(secret) }));
+    expectEmpty(await session.call('POST', '/current-identity/mfa/verify', { code: code() }));
     expect((await session.currentApiSession.get()).body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: true });
-    expectError(await session.call('POST', '/current-identity/mfa/verify', { code: totp(secret) }), 404, 'NOT_FOUND');
+    expectError(await session.call('POST', '/current-identity/mfa/verify', { code: code() }), 404, 'NOT_FOUND');
     const v = (await session.call('GET', '/current-identity/mfa')).body.data;
     expect(v.isVerified).toBe(true);
     expect(v.provisioningUrl).toBeUndefined();
@@ -97,7 +97,7 @@ describe('enrollment', () => {
 describe('a verified identity', () => {
   it('starts partial sessions that reach only the partial endpoints until /authenticate/mfa', async () => {
     const { user, session } = await newSession();
-    const { secret } = await enroll(session);
+    const { code } = await enroll(session);
     const { res, session: partial } = await loginAs(ctl().http, user, 'client');
     expect(res.body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: false });
     expect(res.body.data.authQueries).toEqual([
@@ -110,7 +110,7 @@ describe('a verified identity', () => {
     expectSuccess(await partial.call('GET', '/current-identity/mfa'));
     expectError(await partial.call('POST', '/authenticate/mfa', { code: '' }), 400, 'MFA_INVALID_TOKEN');
     expectError(await partial.call('POST', '/authenticate/mfa', { code: '8f4b48er' }), 400, 'MFA_INVALID_TOKEN');
-    expectEmpty(await partial.call('POST', '/authenticate/mfa', { code: totp(secret) }));
+    expectEmpty(await partial.call('POST', '/authenticate/mfa', { code: code() }));
     expectSuccess(await partial.currentIdentity.get());
     expect((await partial.currentApiSession.get()).body.data).toMatchObject({ isMfaRequired: true, isMfaComplete: true, authQueries: [] });
   });
@@ -128,16 +128,16 @@ describe('a verified identity', () => {
 
   it('recovery codes are shown for a TOTP code only and regenerated for any code', async () => {
     const { session } = await newSession();
-    const { secret, codes } = await enroll(session);
+    const { code, codes } = await enroll(session);
     expectError(await session.call('GET', '/current-identity/mfa/recovery-codes'), 400, 'MFA_INVALID_TOKEN');
     expectError(await session.call('GET', '/current-identity/mfa/recovery-codes', undefined, { 'mfa-validation-code': '6sa5d4f56sad' }), 400, 'MFA_INVALID_TOKEN');
     expectError(await session.call('GET', '/current-identity/mfa/recovery-codes', undefined, { 'mfa-validation-code': codes[10] }), 400, 'MFA_INVALID_TOKEN');
-    const shown = await session.call('GET', '/current-identity/mfa/recovery-codes', undefined, { 'mfa-validation-code': totp(secret) });
+    const shown = await session.call('GET', '/current-identity/mfa/recovery-codes', undefined, { 'mfa-validation-code': code() });
     expectSuccess(shown);
     expect(shown.body.data.recoveryCodes).toEqual(codes);
     expectError(await session.call('POST', '/current-identity/mfa/recovery-codes', { code: '' }), 400, 'MFA_INVALID_TOKEN');
-    expectEmpty(await session.call('POST', '/current-identity/mfa/recovery-codes', { code: totp(secret) }));
-    const fresh = (await session.call('GET', '/current-identity/mfa/recovery-codes', undefined, { 'mfa-validation-code': totp(secret) })).body.data.recoveryCodes;
+    expectEmpty(await session.call('POST', '/current-identity/mfa/recovery-codes', { code: code() }));
+    const fresh = (await session.call('GET', '/current-identity/mfa/recovery-codes', undefined, { 'mfa-validation-code': code() })).body.data.recoveryCodes;
     expect(fresh).toHaveLength(20);
     expect(fresh).not.toEqual(codes);
   });
@@ -170,8 +170,8 @@ describe('an auth policy that requires TOTP', () => {
     expect(login.body.data.authQueries).toEqual([expect.objectContaining({ typeId: 'MFA', isTotpEnrolled: false })]);
     expectError(await session.currentIdentity.get(), 401, 'UNAUTHORIZED');
     expectSuccess(await session.call('POST', '/current-identity/mfa'), 201);
-    const secret = new URL((await session.call('GET', '/current-identity/mfa')).body.data.provisioningUrl).searchParams.get('secret')!;
-    expectEmpty(await session.call('POST', '/current-identity/mfa/verify', { code: totp(secret) }));
+    const code = totpCodes(new URL((await session.call('GET', '/current-identity/mfa')).body.data.provisioningUrl).searchParams.get('secret')!);
+    expectEmpty(await session.call('POST', '/current-identity/mfa/verify', { code: code() }));
     expectSuccess(await session.currentIdentity.get());
   });
 });

@@ -73,6 +73,20 @@ export function totp(secret: string, at = Date.now()): string {
   return String((mac.readUInt32BE(off) & 0x7fffffff) % 1_000_000).padStart(6, '0');
 }
 
+/**
+ * TOTP codes of one secret, each of another time step (the controller accepts a code once per
+ * identity): steps t-1 … t+2 of the step `t` when it was made, all inside the accepted window
+ * t-2 … t+2 even when a step boundary passes before the last is used.
+ */
+export function totpCodes(secret: string): () => string {
+  const base = Math.floor(Date.now() / 30_000);
+  let next = base - 1;
+  return () => {
+    if (next > base + 2) throw new Error('totpCodes: only four distinct codes fit the window');
+    return totp(secret, next++ * 30_000 + 15_000);
+  };
+}
+
 export interface TestCert {
   certPem: string;
   privateKey: KeyObject;
