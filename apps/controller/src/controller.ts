@@ -7,11 +7,18 @@ import * as pkiEnrollment from '@ziti/pki-enrollment';
 import * as policy from '@ziti/policy';
 import * as posture from '@ziti/posture';
 import * as session from '@ziti/session';
+import { lockDataDir } from './data-dir-lock.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { readOrCreateSecret } from './files.js';
 
+export { DataDirInUseError } from './data-dir-lock.js';
+
 export interface ControllerOptions {
-  /** PKI, generated secrets, the admin password file and (embedded) the PostgreSQL cluster. */
+  /**
+   * PKI, generated secrets, the admin password file and (embedded) the PostgreSQL cluster. With
+   * the embedded PostgreSQL it is held by one controller at a time (`<dataDir>/controller.lock`):
+   * a start while another controller runs on it fails with `DataDirInUseError`.
+   */
   dataDir: string;
   /** External PostgreSQL; without it an embedded one runs in `<dataDir>/postgres`. */
   databaseUrl?: string;
@@ -75,21 +82,24 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   const log = opts.log ?? (() => undefined);
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
-  const internalSecret =
-    opts.internalSecret || process.env.ZITI_INTERNAL_SECRET || readOrCreateSecret(join(dataDir, 'internal-secret'));
+  // Before anything in the directory is read or written: a second start leaves the first alone.
+  const lock = opts.databaseUrl ? undefined : lockDataDir(dataDir);
   const adminUsername = opts.adminUsername || 'admin';
 
   // Everything started so far, stopped in reverse order (on stop() and on a failed start).
   const started: { name: string; stop: () => Promise<unknown> }[] = [];
+  if (lock) started.push({ name: 'data directory lock', stop: async () => lock.release() });
   const stopAll = async () => {
     for (const s of started.splice(0).reverse()) {
       await s.stop().catch((err) => log(`stopping ${s.name} failed: ${(err as Error).message ?? err}`));
     }
   };
   try {
+    const internalSecret =
+      opts.internalSecret || process.env.ZITI_INTERNAL_SECRET || readOrCreateSecret(join(dataDir, 'internal-secret'));
     let databaseUrl = opts.databaseUrl;
     if (!databaseUrl) {
-      const pg = await startEmbeddedPostgres({ dataDir, database: EMBEDDED_DATABASE, log });
+      const pg = await startEmbeddedPostgres({ dataDir, database: EMBEDDED_DATABASE, previousController: lock?.previous, log });
       started.push({ name: 'embedded PostgreSQL', stop: pg.stop });
       databaseUrl = pg.databaseUrl;
     }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { intEnv, onShutdown } from '@ziti/service-kit';
-import { startController } from './controller.js';
+import { DataDirInUseError, startController } from './controller.js';
 
 /**
  * `npm start`: the whole controller in one process. Without DATABASE_URL / NATS_URL / REDIS_URL
@@ -62,6 +62,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err);
+  // A data directory held by another controller is an answer, not a bug: the message alone.
+  console.error(err instanceof DataDirInUseError ? `[controller] not started: ${err.message}` : err);
   process.exit(1);
 });
