@@ -10,8 +10,10 @@ import * as session from '@ziti/session';
 import { lockDataDir } from './data-dir-lock.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { readOrCreateSecret } from './files.js';
+import type { ContextName, ServicePorts } from './service-ports.js';
 
 export { DataDirInUseError } from './data-dir-lock.js';
+export { servicePortsFromEnv, type ContextName, type ServicePorts } from './service-ports.js';
 
 export interface ControllerOptions {
   /**
@@ -47,8 +49,8 @@ export interface ControllerOptions {
   adminPassword?: string;
   /** Secret signing principals between gateway and services. Default `ZITI_INTERNAL_SECRET`, else `<dataDir>/internal-secret`. */
   internalSecret?: string;
-  /** Loopback ports of the contexts: `fixed` (HTTP 18101..18105, gRPC 18201..18205) or `ephemeral` (default). */
-  servicePorts?: 'ephemeral' | 'fixed';
+  /** Loopback ports of the contexts: `ephemeral` (default: free ports) or the ports given (0 or left out = a free one). */
+  servicePorts?: 'ephemeral' | ServicePorts;
   /** Settings the standalone services read from their environment (see each `loadConfig`). */
   sessionTimeoutMinutes?: number;
   mfaSecret?: string;
@@ -116,11 +118,11 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     const others = [pkiEnrollment, policy, session, posture];
     for (const ctx of [identityAuth, ...others]) await ctx.runMigrations(databaseUrl, log);
 
-    const fixed = opts.servicePorts === 'fixed';
+    const given = opts.servicePorts === 'ephemeral' ? {} : (opts.servicePorts ?? {});
     const common = { databaseUrl, bus, cache, internalSecret, log };
-    const ports = (i: number) => ({
-      http: { host: SERVICE_HOST, port: fixed ? 18101 + i : 0 },
-      grpc: { host: SERVICE_HOST, port: fixed ? 18201 + i : 0 },
+    const ports = (name: ContextName) => ({
+      http: { host: SERVICE_HOST, port: given[name]?.http ?? 0 },
+      grpc: { host: SERVICE_HOST, port: given[name]?.grpc ?? 0 },
     });
     // identity-auth starts first but calls policy (SyncIdentity) and pki-enrollment: their addresses are looked up when first used.
     const late: { running?: { name: string; grpcAddress: string }[] } = {};
@@ -128,7 +130,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       await identityAuth.startService({
         ...common,
         cache: principalCache,
-        ...ports(0),
+        ...ports(identityAuth.SERVICE_NAME),
         policyGrpc: () => late.running?.find((s) => s.name === 'policy')?.grpcAddress,
         pkiEnrollmentGrpc: () => late.running?.find((s) => s.name === 'pki-enrollment')?.grpcAddress,
         dataDir,
@@ -148,8 +150,8 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       policy: { pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth') },
       'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey },
     };
-    for (const [i, ctx] of others.entries()) {
-      const service = await ctx.startService({ ...common, ...ports(i + 1), ...extras[ctx.SERVICE_NAME] });
+    for (const ctx of others) {
+      const service = await ctx.startService({ ...common, ...ports(ctx.SERVICE_NAME), ...extras[ctx.SERVICE_NAME] });
       started.push(service);
       running.push(service);
     }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { intEnv, onShutdown } from '@ziti/service-kit';
-import { DataDirInUseError, startController } from './controller.js';
+import { DataDirInUseError, servicePortsFromEnv, startController } from './controller.js';
 
 /**
  * `npm start`: the whole controller in one process. Without DATABASE_URL / NATS_URL / REDIS_URL
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
     extraSans: (env.ZITI_CTRL_SANS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     adminUsername: env.ZITI_USER || 'admin',
     adminPassword,
-    servicePorts: 'fixed',
+    servicePorts: servicePortsFromEnv(env),
     sessionTimeoutMinutes: env.ZITI_SESSION_TIMEOUT_MINUTES ? intEnv(env, 'ZITI_SESSION_TIMEOUT_MINUTES', 30, 0, 525600) : undefined,
     mfaSecret: env.ZITI_MFA_SECRET || undefined,
     totpIssuer: env.ZITI_TOTP_ISSUER || undefined,
