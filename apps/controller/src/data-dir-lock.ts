@@ -1,4 +1,4 @@
-import { openSync, readFileSync, unlinkSync, writeSync, closeSync } from 'node:fs';
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PreviousController } from './postmaster.js';
 import { isRunning, processStartTime } from './process-info.js';
@@ -54,26 +54,34 @@ export function lockDataDir(dataDir: string): DataDirLock {
   // Two rounds: a stale lock is removed once; if another start claims the file in between, the
   // second round finds that one running.
   for (let round = 0; round < 2; round++) {
-    try {
-      const fd = openSync(file, 'wx', 0o644);
-      try {
-        writeSync(fd, text);
-      } finally {
-        closeSync(fd);
-      }
-      return { previous, release: () => releaseIfOwn(file, text) };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
+    if (createWith(file, text)) return { previous, release: () => releaseIfOwn(file, text) };
     const found = readText(file);
     if (found === undefined) continue; // removed meanwhile
     const record = parse(found);
     if (record && holdsLock(record)) throw new DataDirInUseError(dataDir, record.pid, record.startedAt);
     if (record) previous = { pid: record.pid, startedAt: record.startedAt };
-    if (readText(file) === found) unlinkSync(file);
+    if (readText(file) === found) unlinkIfPresent(file);
   }
   const record = parse(readText(file) ?? '');
   throw record ? new DataDirInUseError(dataDir, record.pid, record.startedAt) : new Error(`could not claim ${file}`);
+}
+
+/**
+ * Creates `file` holding `text` unless it exists; false if it does. Written beside it first and
+ * then linked, so that no other start ever reads it empty.
+ */
+function createWith(file: string, text: string): boolean {
+  const draft = `${file}.${process.pid}.new`;
+  writeFileSync(draft, text, { mode: 0o644 });
+  try {
+    linkSync(draft, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    unlinkSync(draft);
+  }
 }
 
 function holdsLock(record: LockRecord): boolean {
@@ -103,7 +111,10 @@ function readText(file: string): string | undefined {
 }
 
 function releaseIfOwn(file: string, text: string): void {
-  if (readText(file) !== text) return;
+  if (readText(file) === text) unlinkIfPresent(file);
+}
+
+function unlinkIfPresent(file: string): void {
   try {
     unlinkSync(file);
   } catch (err) {
