@@ -63,8 +63,9 @@ describe('embedded start: crashes, orphans and a second start on one data direct
   it('stops, at the next start, a PostgreSQL left running when the controller and its watchdog were killed together', async () => {
     const previous = running as StartedController;
     const orphan = postmasterPidOf(dir) as number;
-    previous.child.kill('SIGKILL');
+    // The watchdog first: killed second, it might see its controller go and start the shutdown.
     process.kill(previous.watchdogPid, 'SIGKILL');
+    previous.child.kill('SIGKILL');
     await exitOf(previous, 10_000);
     await waitFor(() => gone(previous.watchdogPid), 10_000, 'the watchdog to die');
     expect(gone(orphan)).toBe(false); // nobody stopped it
@@ -108,7 +109,7 @@ describe('embedded start: crashes, orphans and a second start on one data direct
   it('starts over the postmaster.pid of a PostgreSQL that was killed too, which PostgreSQL replaces itself', async () => {
     const ctl = await startControllerProcess(dir);
     const postmaster = postmasterPidOf(dir) as number;
-    for (const pid of [ctl.pid, ctl.watchdogPid, postmaster]) process.kill(pid, 'SIGKILL');
+    for (const pid of [ctl.watchdogPid, postmaster, ctl.pid]) process.kill(pid, 'SIGKILL');
     await exitOf(ctl, 10_000);
     // Reaped, not only exited: a zombie still answers signal 0, and PostgreSQL would take it for a running server.
     await waitFor(() => reaped(postmaster) && gone(ctl.watchdogPid), 30_000, 'the killed PostgreSQL to be reaped');

@@ -70,15 +70,18 @@ export async function startControllerProcess(dataDir: string, env: Record<string
   const listening = () => /Ziti controller listening on https:\/\/[^:]+:(\d+)/.exec(proc.output());
   let ended = false;
   void proc.exited.then(() => (ended = true));
-  await waitFor(() => listening() !== null || ended, START_TIMEOUT_MS, `the controller on ${dataDir} to start`);
+  const watchdog = () => /PostgreSQL watchdog running \(pid (\d+)\)/.exec(proc.output());
+  try {
+    await waitFor(() => listening() !== null || ended, START_TIMEOUT_MS, `the controller on ${dataDir} to start`);
+  } finally {
+    // Whatever it started so far is ended by cleanUp, also when the start failed.
+    if (watchdog()) pids.add(Number(watchdog()![1]));
+    const postmaster = postmasterPidOf(dataDir);
+    if (postmaster !== undefined) pids.add(postmaster);
+  }
   if (ended) throw new Error(`the controller on ${dataDir} exited during its start:\n${proc.output()}`);
-  const watchdog = /PostgreSQL watchdog running \(pid (\d+)\)/.exec(proc.output());
-  if (!watchdog) throw new Error(`the controller on ${dataDir} named no watchdog:\n${proc.output()}`);
-  const watchdogPid = Number(watchdog[1]);
-  pids.add(watchdogPid);
-  const postmaster = postmasterPidOf(dataDir);
-  if (postmaster !== undefined) pids.add(postmaster);
-  return { ...proc, port: Number(listening()![1]), watchdogPid };
+  if (!watchdog()) throw new Error(`the controller on ${dataDir} named no watchdog:\n${proc.output()}`);
+  return { ...proc, port: Number(listening()![1]), watchdogPid: Number(watchdog()![1]) };
 }
 
 /** The pid in `<dataDir>/postgres/postmaster.pid`, if that file exists. */
@@ -135,8 +138,12 @@ export function track(pid: number): void {
   pids.add(pid);
 }
 
-/** SIGKILLs every remembered process still running and removes the data directories. */
+/** SIGKILLs every remembered process still running (and any PostgreSQL on a test's data directory), and removes the directories. */
 export async function cleanUp(): Promise<void> {
+  for (const dir of dirs) {
+    const postmaster = postmasterPidOf(dir);
+    if (postmaster !== undefined && !gone(postmaster) && readFileSafe(`/proc/${postmaster}/cmdline`).includes(dir)) pids.add(postmaster);
+  }
   for (const pid of pids) {
     if (gone(pid)) continue;
     try {
@@ -149,6 +156,14 @@ export async function cleanUp(): Promise<void> {
   pids.clear();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   dirs.clear();
+}
+
+function readFileSafe(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 /** A JSON request to the controller's HTTPS API on 127.0.0.1:`port` (its self-signed chain is not checked). */
