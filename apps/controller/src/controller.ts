@@ -7,11 +7,20 @@ import * as pkiEnrollment from '@ziti/pki-enrollment';
 import * as policy from '@ziti/policy';
 import * as posture from '@ziti/posture';
 import * as session from '@ziti/session';
+import { lockDataDir } from './data-dir-lock.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { readOrCreateSecret } from './files.js';
+import type { ContextName, ServicePorts } from './service-ports.js';
+
+export { DataDirInUseError } from './data-dir-lock.js';
+export { servicePortsFromEnv, type ContextName, type ServicePorts } from './service-ports.js';
 
 export interface ControllerOptions {
-  /** PKI, generated secrets, the admin password file and (embedded) the PostgreSQL cluster. */
+  /**
+   * PKI, generated secrets, the admin password file and (embedded) the PostgreSQL cluster. With
+   * the embedded PostgreSQL it is held by one controller at a time (`<dataDir>/controller.lock`):
+   * a start while another controller runs on it fails with `DataDirInUseError`.
+   */
   dataDir: string;
   /** External PostgreSQL; without it an embedded one runs in `<dataDir>/postgres`. */
   databaseUrl?: string;
@@ -40,8 +49,8 @@ export interface ControllerOptions {
   adminPassword?: string;
   /** Secret signing principals between gateway and services. Default `ZITI_INTERNAL_SECRET`, else `<dataDir>/internal-secret`. */
   internalSecret?: string;
-  /** Loopback ports of the contexts: `fixed` (HTTP 18101..18105, gRPC 18201..18205) or `ephemeral` (default). */
-  servicePorts?: 'ephemeral' | 'fixed';
+  /** Loopback ports of the contexts: `ephemeral` (default: free ports) or the ports given (0 or left out = a free one). */
+  servicePorts?: 'ephemeral' | ServicePorts;
   /** Settings the standalone services read from their environment (see each `loadConfig`). */
   sessionTimeoutMinutes?: number;
   mfaSecret?: string;
@@ -79,21 +88,24 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   const log = opts.log ?? (() => undefined);
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
-  const internalSecret =
-    opts.internalSecret || process.env.ZITI_INTERNAL_SECRET || readOrCreateSecret(join(dataDir, 'internal-secret'));
+  // Before anything in the directory is read or written: a second start leaves the first alone.
+  const lock = opts.databaseUrl ? undefined : lockDataDir(dataDir);
   const adminUsername = opts.adminUsername || 'admin';
 
   // Everything started so far, stopped in reverse order (on stop() and on a failed start).
   const started: { name: string; stop: () => Promise<unknown> }[] = [];
+  if (lock) started.push({ name: 'data directory lock', stop: async () => lock.release() });
   const stopAll = async () => {
     for (const s of started.splice(0).reverse()) {
       await s.stop().catch((err) => log(`stopping ${s.name} failed: ${(err as Error).message ?? err}`));
     }
   };
   try {
+    const internalSecret =
+      opts.internalSecret || process.env.ZITI_INTERNAL_SECRET || readOrCreateSecret(join(dataDir, 'internal-secret'));
     let databaseUrl = opts.databaseUrl;
     if (!databaseUrl) {
-      const pg = await startEmbeddedPostgres({ dataDir, database: EMBEDDED_DATABASE, log });
+      const pg = await startEmbeddedPostgres({ dataDir, database: EMBEDDED_DATABASE, previousController: lock?.previous, log });
       started.push({ name: 'embedded PostgreSQL', stop: pg.stop });
       databaseUrl = pg.databaseUrl;
     }
@@ -110,11 +122,11 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     const others = [pkiEnrollment, policy, session, posture];
     for (const ctx of [identityAuth, ...others]) await ctx.runMigrations(databaseUrl, log);
 
-    const fixed = opts.servicePorts === 'fixed';
+    const given = opts.servicePorts === 'ephemeral' ? {} : (opts.servicePorts ?? {});
     const common = { databaseUrl, bus, cache, internalSecret, log };
-    const ports = (i: number) => ({
-      http: { host: SERVICE_HOST, port: fixed ? 18101 + i : 0 },
-      grpc: { host: SERVICE_HOST, port: fixed ? 18201 + i : 0 },
+    const ports = (name: ContextName) => ({
+      http: { host: SERVICE_HOST, port: given[name]?.http ?? 0 },
+      grpc: { host: SERVICE_HOST, port: given[name]?.grpc ?? 0 },
     });
     // identity-auth starts first but calls policy (SyncIdentity) and pki-enrollment: their addresses are looked up when first used.
     const late: { running?: { name: string; grpcAddress: string }[] } = {};
@@ -122,7 +134,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       await identityAuth.startService({
         ...common,
         cache: principalCache,
-        ...ports(0),
+        ...ports(identityAuth.SERVICE_NAME),
         policyGrpc: () => late.running?.find((s) => s.name === 'policy')?.grpcAddress,
         pkiEnrollmentGrpc: () => late.running?.find((s) => s.name === 'pki-enrollment')?.grpcAddress,
         dataDir,
@@ -143,8 +155,8 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       policy: { pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth') },
       'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey },
     };
-    for (const [i, ctx] of others.entries()) {
-      const service = await ctx.startService({ ...common, ...ports(i + 1), ...extras[ctx.SERVICE_NAME] });
+    for (const ctx of others) {
+      const service = await ctx.startService({ ...common, ...ports(ctx.SERVICE_NAME), ...extras[ctx.SERVICE_NAME] });
       started.push(service);
       running.push(service);
     }

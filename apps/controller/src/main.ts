@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadGuardConfig } from '@ziti/gateway';
 import { boolEnv, guardProcess, intEnv, onShutdown } from '@ziti/service-kit';
-import { startController } from './controller.js';
+import { DataDirInUseError, servicePortsFromEnv, startController } from './controller.js';
 
 /**
  * `npm start`: the whole controller in one process. Without DATABASE_URL / NATS_URL / REDIS_URL
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     extraSans: (env.ZITI_CTRL_SANS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     adminUsername: env.ZITI_USER || 'admin',
     adminPassword,
-    servicePorts: 'fixed',
+    servicePorts: servicePortsFromEnv(env),
     sessionTimeoutMinutes: env.ZITI_SESSION_TIMEOUT_MINUTES ? intEnv(env, 'ZITI_SESSION_TIMEOUT_MINUTES', 30, 0, 525600) : undefined,
     mfaSecret: env.ZITI_MFA_SECRET || undefined,
     totpIssuer: env.ZITI_TOTP_ISSUER || undefined,
@@ -66,6 +66,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err);
+  // A data directory held by another controller is an answer, not a bug: the message alone.
+  console.error(err instanceof DataDirInUseError ? `[controller] not started: ${err.message}` : err);
   process.exit(1);
 });
