@@ -22,13 +22,19 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 export const MAX_JSON_DEPTH = 100;
 
-/** True when the JSON text nests arrays and objects deeper than `max` (brackets inside strings do not count). */
-export function jsonNestsDeeperThan(text: string, max: number): boolean {
+const tooDeep = () => ApiError.of('COULD_NOT_PARSE_BODY', { cause: { code: 'UNHANDLED', message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` } });
+
+/**
+ * True when JSON text (a string, or its UTF-8 bytes) nests arrays and objects deeper than `max`
+ * (brackets inside strings do not count).
+ */
+export function jsonNestsDeeperThan(text: string | Uint8Array, max: number): boolean {
   if (text.length <= max) return false;
+  const at = typeof text === 'string' ? (i: number) => text.charCodeAt(i) : (i: number) => text[i]!;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+    const c = at(i);
     if (inString) {
       if (c === 0x5c) i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
@@ -210,24 +216,31 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.resume();
     return Promise.reject(tooLarge());
   }
+  // A declared length is read straight into one buffer of that size: a large body costs one copy,
+  // not its chunks and then their concatenation.
+  const length = declared !== undefined && /^\d+$/.test(declared.trim()) ? Number(declared) : undefined;
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
+    const whole = length !== undefined && length > 0 ? Buffer.allocUnsafe(length) : undefined;
     let size = 0;
     let failed = false;
     const onData = (chunk: Buffer) => {
       if (failed) return;
-      size += chunk.length;
-      if (size > limit) {
+      if (size + chunk.length > (whole ? whole.length : limit)) {
         failed = true;
         chunks.length = 0;
-        reject(tooLarge());
+        reject(whole ? ApiError.of('COULD_NOT_READ_BODY', { cause: { code: 'UNHANDLED', message: 'body longer than its content-length' } }) : tooLarge());
         return;
       }
-      chunks.push(chunk);
+      if (whole) chunk.copy(whole, size);
+      else chunks.push(chunk);
+      size += chunk.length;
     };
     const onEnd = () => {
       cleanup();
-      if (!failed) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (failed) return;
+      if (whole) resolve(size === whole.length ? whole : whole.subarray(0, size));
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
     const onError = (err: Error) => {
       cleanup();
@@ -290,12 +303,12 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   const buffered = (req as HandedOver)[BUFFERED_BODY];
   const raw = buffered ?? (await readBody(req, limit));
   const body = decompress(raw, encoding, limit);
+  // UTF-8 brackets, quotes and backslashes are single bytes: the depth is measured before decoding.
+  if (utf8 ? jsonNestsDeeperThan(body, MAX_JSON_DEPTH) : false) throw tooDeep();
   let text = utf8 ? body.toString('utf8') : iconv.decode(body, charset);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return {};
-  if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) {
-    throw ApiError.of('COULD_NOT_PARSE_BODY', { cause: { code: 'UNHANDLED', message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` } });
-  }
+  if (!utf8 && jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) throw tooDeep();
   try {
     return JSON.parse(text);
   } catch (err) {
