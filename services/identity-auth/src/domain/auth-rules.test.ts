@@ -70,6 +70,8 @@ describe('external JWT helpers', () => {
     expect(identityClaim(claims, '/ext/a~1b/id')).toBe('x');
     expect(identityClaim(claims, 'n')).toBeNull();
     expect(identityClaim(claims, '/missing/x')).toBeNull();
+    expect(identityClaim({ sub: 'a\u0000b' }, 'sub')).toBeNull(); // no identity can have it: a failed login, not a database error
+    expect(identityClaim({ sub: '\ud800' }, 'sub')).toBeNull();
   });
 
   it('writes the ext-jwt challenges with ids and issuers joined by |', () => {

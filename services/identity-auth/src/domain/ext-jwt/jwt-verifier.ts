@@ -1,4 +1,5 @@
 import { type KeyObject, X509Certificate } from 'node:crypto';
+import { isStorableText } from '@ziti/http-kit';
 import type { ExternalJwtSigner } from '../auth-model.js';
 
 /** Where keys of JWKS signers come from (clients/jwks-fetcher.ts): fetched, cached, SSRF-checked. */
@@ -89,7 +90,8 @@ export class JwtVerifier {
 
 /**
  * The identity claim of a verified token: `claimsProperty` is a JSON pointer (`/sub`, `/a/b`) or a
- * top-level claim name (`sub`). Only a non-empty string counts.
+ * top-level claim name (`sub`). Only a non-empty string that can name a stored identity counts
+ * (a NUL or an unpaired surrogate can not, and would only reach the database as an error).
  */
 export function identityClaim(claims: Record<string, unknown>, claimsProperty: string): string | null {
   let v: unknown = claims;
@@ -100,7 +102,7 @@ export function identityClaim(claims: Record<string, unknown>, claimsProperty: s
     if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.prototype.hasOwnProperty.call(v, seg)) return null;
     v = (v as Record<string, unknown>)[seg];
   }
-  return typeof v === 'string' && v !== '' ? v : null;
+  return typeof v === 'string' && v !== '' && isStorableText(v) ? v : null;
 }
 
 const DESCRIPTION: Record<TokenError, string> = {
