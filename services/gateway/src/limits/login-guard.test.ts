@@ -24,9 +24,13 @@ class FakeResponse extends EventEmitter {
     for (const [k, v] of Object.entries(headers)) this.headers.set(k, v);
     this.statusCode = status;
     this.headersSent = true;
+    this.end();
+  }
+  end() {
     this.writableFinished = true;
     this.emit('finish');
     this.emit('close');
+    return this;
   }
   drop() {
     this.emit('close');
@@ -56,6 +60,24 @@ async function attempt(
 const settle = () => new Promise<void>((r) => setImmediate(r));
 
 describe('login guard: failed-login limits', () => {
+  it('ends a failed login only once it is counted, so the caller can not try again before the count lands', async () => {
+    const inner = createMemoryCache();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const cache: Cache = { ...inner, increment: async (key, ttl) => (await held, inner.increment(key, ttl)) };
+    const guard = createLoginGuard({ cache, loginFailureLimits: { perUsername: 10, perAddress: 30 } });
+    const { res } = await attempt(guard, { username: 'alice' });
+    let finished = false;
+    res.once('finish', () => (finished = true));
+    res.answer(401);
+    await settle();
+    expect(finished).toBe(false);
+    release();
+    await held;
+    await settle();
+    expect(finished).toBe(true);
+  });
+
   it('refuses a burst of wrong passwords for one username with 429 SERVER_TOO_MANY_REQUESTS, and lets another user from elsewhere in', async () => {
     const guard = createLoginGuard({ cache: createMemoryCache(), loginFailureLimits: { perUsername: 10, perAddress: 30 } });
     const outcomes: (number | string)[] = [];

@@ -53,6 +53,21 @@ function onResponseEnd(res: ServerResponse, done: (status: number, delivered: bo
   res.once('close', () => end(res.writableFinished));
 }
 
+/**
+ * Runs `hook` when the response is about to end with `status`, and ends it only once the hook is
+ * done: a failed login is counted before its caller can see the answer and try again. The hook
+ * never rejects (failures are counted best-effort).
+ */
+function beforeEndWith(res: ServerResponse, status: number, hook: () => Promise<void>): void {
+  const end = res.end;
+  res.end = function (this: ServerResponse, ...args: unknown[]) {
+    res.end = end;
+    if (res.statusCode !== status) return end.apply(this, args as Parameters<typeof end>);
+    void hook().finally(() => end.apply(this, args as Parameters<typeof end>));
+    return this;
+  } as typeof res.end;
+}
+
 /** The `username` of a password login's JSON body, if it has one. */
 export function usernameOf(body: Buffer): string | undefined {
   if (body.length === 0) return undefined;
@@ -99,10 +114,10 @@ export function createLoginGuard(opts: LoginGuardOptions): LoginGuard {
       bypass = claim !== undefined && admins.isAdmin(claim) && limiter.claimAdminBypass();
       if (!bypass && !(ticket = limiter.acquire())) throw tooManyRequests();
     }
+    if (counters.length > 0) beforeEndWith(res, 401, () => failures.recordFailure(counters));
     onResponseEnd(res, (status, delivered) => {
       if (ticket) limiter!.release(ticket, outcomeOf(status, delivered));
       if (bypass) limiter!.endAdminBypass(delivered && status === 200);
-      if (status === 401 && counters.length > 0) void failures.recordFailure(counters);
       if (status === 200 && claim !== undefined) {
         const token = res.getHeader('zt-session');
         if (typeof token === 'string') void admins.learn(claim, token);
