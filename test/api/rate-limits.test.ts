@@ -1,10 +1,9 @@
-import { type GatewayDeps, type RunningGateway, startGateway } from '@ziti/gateway';
-import { createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
 import { BASE, EdgeApi, auth, uniqueName } from '../support/clients.js';
 import { failOnConformanceProblems } from '../support/conformance.js';
-import { type TestController, strongPassword, useController } from '../support/controller.js';
+import { strongPassword, useController } from '../support/controller.js';
 import { expectCreated, expectError, expectSuccess } from '../support/envelope.js';
 import { HttpClient, type HttpResponse } from '../support/http.js';
+import { type SecondGateway, startSecondGateway } from '../support/second-gateway.js';
 
 /**
  * Client addresses and login limits through the whole controller: the address an API session
@@ -19,50 +18,17 @@ import { HttpClient, type HttpResponse } from '../support/http.js';
 const ctl = useController();
 failOnConformanceProblems();
 
-interface Replica {
-  http: HttpClient;
-  stop(): Promise<void>;
-}
-
-/** Another gateway replica beside the controller (its own NATS and Redis clients) with `extra` settings. */
-async function startReplica(c: TestController, name: string, extra: Partial<GatewayDeps>): Promise<Replica> {
-  const { options, running, infra } = c;
-  const bus = await createNatsBus({ url: options.natsUrl ?? infra.natsUrl, stream: options.natsStream, subjectPrefix: options.natsSubjectPrefix, name });
-  const cache = createNearCache(await createRedisCache(options.redisUrl ?? infra.redisUrl, { keyPrefix: options.cacheKeyPrefix }));
-  let gw: RunningGateway;
-  try {
-    gw = await startGateway({
-      bus, cache, internalSecret: options.internalSecret!, listen: { host: '127.0.0.1', port: 0 }, dataDir: options.dataDir,
-      upstreams: Object.fromEntries(Object.entries(running.services).map(([n, s]) => [n, s.httpUrl])),
-      identityAuthGrpc: running.services['identity-auth']!.grpcAddress,
-      pkiEnrollmentGrpc: running.services['pki-enrollment']?.grpcAddress,
-      log: (m: string) => c.logs.push(`[${name}] ${m}`),
-      ...extra,
-    });
-  } catch (err) {
-    await bus.close().catch(() => undefined);
-    await cache.close().catch(() => undefined);
-    throw err;
-  }
-  const http = new HttpClient(gw.url, gw.caCertPem);
-  return {
-    http,
-    async stop() {
-      http.close();
-      await gw.stop();
-      await bus.close().catch(() => undefined);
-      await cache.close().catch(() => undefined);
-    },
-  };
-}
-
 let admin: EdgeApi;
-let behindProxy: Replica; // trusts 127.0.0.1 as a proxy: the test names the client in x-forwarded-for
-let unlimited: Replica; // failed-login limits and the auth rate limiter off
+let behindProxy: SecondGateway; // trusts 127.0.0.1 as a proxy: the test names the client in x-forwarded-for
+let unlimited: SecondGateway; // failed-login limits and the auth rate limiter off
 beforeAll(async () => {
   admin = await ctl().adminSession('management');
-  behindProxy = await startReplica(ctl(), 'gateway-behind-proxy', { trustedProxies: ['127.0.0.1'] });
-  unlimited = await startReplica(ctl(), 'gateway-unlimited', { loginFailureLimits: { perUsername: 0, perAddress: 0 }, authRateLimiter: { enabled: false } });
+  behindProxy = await startSecondGateway(ctl(), { name: 'gateway-behind-proxy', nearCache: true, extra: { trustedProxies: ['127.0.0.1'] } });
+  unlimited = await startSecondGateway(ctl(), {
+    name: 'gateway-unlimited',
+    nearCache: true,
+    extra: { loginFailureLimits: { perUsername: 0, perAddress: 0 }, authRateLimiter: { enabled: false } },
+  });
 }, 60_000);
 afterAll(async () => {
   await behindProxy?.stop();

@@ -1,5 +1,5 @@
-import { type RunningGateway, startGateway } from '@ziti/gateway';
-import { createNatsBus, createRedisCache } from '@ziti/messaging';
+import { type GatewayDeps, type RunningGateway, startGateway } from '@ziti/gateway';
+import { createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
 import type { TestController } from './controller.js';
 import { HttpClient } from './http.js';
 
@@ -16,15 +16,26 @@ export interface SecondGateway {
   stop(): Promise<void>;
 }
 
-export async function startSecondGateway(ctl: TestController): Promise<SecondGateway> {
+export interface SecondGatewayOptions {
+  /** Its name in the NATS connection and the log. Default `gateway-b`. */
+  name?: string;
+  /** A short-lived copy of Redis reads in memory, as the all-in-one controller's gateway has. */
+  nearCache?: boolean;
+  /** Settings of this replica (trusted proxies, limits…). */
+  extra?: Partial<GatewayDeps>;
+}
+
+export async function startSecondGateway(ctl: TestController, opts: SecondGatewayOptions = {}): Promise<SecondGateway> {
   const { options, running, infra } = ctl;
+  const name = opts.name ?? 'gateway-b';
   const bus = await createNatsBus({
     url: options.natsUrl ?? infra.natsUrl,
     stream: options.natsStream,
     subjectPrefix: options.natsSubjectPrefix,
-    name: 'blackbox-gateway-b',
+    name: `blackbox-${name}`,
   });
-  const cache = await createRedisCache(options.redisUrl ?? infra.redisUrl, { keyPrefix: options.cacheKeyPrefix });
+  const redis = await createRedisCache(options.redisUrl ?? infra.redisUrl, { keyPrefix: options.cacheKeyPrefix });
+  const cache = opts.nearCache ? createNearCache(redis) : redis;
   const identityAuth = running.services['identity-auth'];
   if (!identityAuth) throw new Error(`no identity-auth among the running services: ${Object.keys(running.services).join(', ')}`);
   let gw: RunningGateway;
@@ -39,7 +50,8 @@ export async function startSecondGateway(ctl: TestController): Promise<SecondGat
       identityAuthGrpc: identityAuth.grpcAddress,
       // The same TLS credentials as the first replica: both come from pki-enrollment.
       pkiEnrollmentGrpc: running.services['pki-enrollment']?.grpcAddress,
-      log: (m: string) => ctl.logs.push(`[gateway-b] ${m}`),
+      log: (m: string) => ctl.logs.push(`[${name}] ${m}`),
+      ...opts.extra,
     });
   } catch (err) {
     await bus.close().catch(() => undefined);
