@@ -28,10 +28,42 @@ export interface Recorded {
   principalError?: string;
 }
 
+/** Holds a fake context's answers while closed (`close()` returns the opener). */
+class Gate {
+  private waiting?: Promise<void>;
+  passed(): Promise<void> {
+    return this.waiting ?? Promise.resolve();
+  }
+  close(): () => void {
+    let release!: () => void;
+    this.waiting = new Promise<void>((r) => (release = r));
+    return () => {
+      this.waiting = undefined;
+      release();
+    };
+  }
+}
+
+/** Listens with a fake context's app on a loopback port; `gate()` holds its answers until the returned function is called. */
+async function listenWithGate(app: express.Express, gate: Gate): Promise<{ url: string; gate(): () => void; close(): Promise<void> }> {
+  const server: HttpServer = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    gate: () => gate.close(),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 /** An upstream context that records what reached it and verifies the signed principal. */
 export async function startFakeUpstream(): Promise<{ url: string; requests: Recorded[]; gate(): () => void; close(): Promise<void> }> {
   const requests: Recorded[] = [];
-  let waiting: Promise<void> | undefined;
+  const gate = new Gate();
   const app = express();
   app.use(express.raw({ type: () => true, limit: '5mb' }));
   app.use(async (req, res) => {
@@ -45,30 +77,11 @@ export async function startFakeUpstream(): Promise<{ url: string; requests: Reco
       }
     }
     requests.push(rec);
-    if (waiting) await waiting;
+    await gate.passed();
     res.setHeader('x-ziti-internal-debug', 'should not leak');
     res.json({ data: { upstream: true, path: req.url }, meta: {} });
   });
-  const server: HttpServer = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    requests,
-    /** Holds upstream answers until the returned function is called. */
-    gate() {
-      let release!: () => void;
-      waiting = new Promise<void>((r) => (release = r));
-      return () => {
-        waiting = undefined;
-        release();
-      };
-    },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
+  return { ...(await listenWithGate(app, gate)), requests };
 }
 
 /**
@@ -176,14 +189,14 @@ export interface FakeLogin {
  */
 export async function startFakeLoginContext(): Promise<{ url: string; logins: FakeLogin[]; gate(): () => void; close(): Promise<void> }> {
   const logins: FakeLogin[] = [];
-  let waiting: Promise<void> | undefined;
+  const gate = new Gate();
   const app = express();
   app.use(express.json({ type: () => true }));
   app.use(async (req, res) => {
     const body = (req.body ?? {}) as { username?: string; password?: string };
     const forwardedFor = req.headers['x-forwarded-for'] as string | undefined;
     logins.push({ method: String(req.query.method), username: body.username, forwardedFor });
-    if (waiting) await waiting;
+    await gate.passed();
     if (body.password !== 'right') {
       res.status(401).json({ error: { code: 'INVALID_AUTH', message: 'The authentication request failed', requestId: 'fake' }, meta: {} });
       return;
@@ -191,23 +204,5 @@ export async function startFakeLoginContext(): Promise<{ url: string; logins: Fa
     res.setHeader('zt-session', randomUUID());
     res.json({ data: { ipAddress: forwardedFor }, meta: {} });
   });
-  const server: HttpServer = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    logins,
-    gate() {
-      let release!: () => void;
-      waiting = new Promise<void>((r) => (release = r));
-      return () => {
-        waiting = undefined;
-        release();
-      };
-    },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
+  return { ...(await listenWithGate(app, gate)), logins };
 }
