@@ -181,7 +181,8 @@ async function ensureDatabase(client: ReturnType<EmbeddedPostgres['getPgClient']
   }
 }
 
-function freePort(): Promise<number> {
+/** A free loopback TCP port (bound and released). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

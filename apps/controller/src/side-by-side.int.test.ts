@@ -1,20 +1,9 @@
-import { createServer } from 'node:net';
+import { freePort } from './embedded-postgres.js';
 import { api, cleanUp, exitOf, login, makeDataDir, startControllerProcess } from './testing/controller-process.js';
 
 // Two embedded controllers (the built `node dist/main.js`) on one host, each with its own data
 // directory and HTTPS port: their contexts listen on free loopback ports unless configured.
 jest.setTimeout(180_000);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('two embedded controllers side by side', () => {
   afterAll(cleanUp);
