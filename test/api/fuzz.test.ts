@@ -91,7 +91,7 @@ function failure(target: Target, found: Finding[]): string {
   for (const f of found) for (const v of f.violations) byRule.set(v.rule, (byRule.get(v.rule) ?? 0) + 1);
   const shown = found.slice(0, 25).map(showFinding).join('\n');
   return `${found.length} fuzz finding(s) for ${describeTarget(target)} (${[...byRule].map(([r, n]) => `${r}: ${n}`).join(', ')})\n` +
-    `seed ${SEED}; replay: FUZZ_SEED=${SEED} npx jest api/fuzz -t '${target.route.operationId}'\n${shown}${found.length > 25 ? `\n… and ${found.length - 25} more` : ''}`;
+    `seed ${SEED}; replay: FUZZ_SEED=${SEED} npx jest api/fuzz -t '\\(${target.route.operationId}\\)'\n${shown}${found.length > 25 ? `\n… and ${found.length - 25} more` : ''}`;
 }
 
 describe('fuzz: every operation of the contract with an admin, a non-admin and no session', () => {

@@ -179,6 +179,6 @@ export function checkResponse(res: FuzzResponse, expect: Omit<Expectation, 'via'
 export function errorSummary(res: FuzzResponse): string {
   const e = isObj(res.json) && isObj(res.json.error) ? res.json.error : undefined;
   if (!e) return res.text.slice(0, 200).replace(/\s+/g, ' ');
-  const cause = isObj(e.cause) ? JSON.stringify(e.cause).slice(0, 400) : '';
+  const cause = isObj(e.cause) ? JSON.stringify(e.cause).slice(0, 1200) : '';
   return `${String(e.code)}: ${String(e.message)}${cause ? ` cause=${cause}` : ''}`;
 }
