@@ -113,6 +113,19 @@ describe('fuzz: unknown body fields are ignored', () => {
   });
 });
 
+describe('fuzz: refused logins of a real user write no row', () => {
+  it('five wrong passwords for an existing username: 401 each, every row count unchanged (the failure counter is updated in place)', async () => {
+    await counter.settle();
+    const before = await counter.counts();
+    for (let i = 0; i < 5; i++) {
+      const res = await http.send({ method: 'POST', target: `${BASES.client}/authenticate?method=password`, body: Buffer.from(JSON.stringify({ username: fixtures.target.username, password: `wrong-${i}` })) });
+      expect(res.status).toBe(401);
+    }
+    const after = await counter.counts();
+    expect([...after].filter(([t, n]) => before.get(t) !== n).map(([t, n]) => `${t} ${before.get(t)}→${n}`)).toEqual([]);
+  });
+});
+
 describe('fuzz: headers the HTTP parser refuses still get the error envelope', () => {
   const cases: { label: string; line: Buffer }[] = [
     { label: 'NUL in zt-session', line: Buffer.from('zt-session: a\u0000b', 'latin1') },

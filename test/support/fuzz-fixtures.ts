@@ -18,6 +18,8 @@ export interface Fixtures {
   ids: Record<string, string>;
   /** Fixtures that could not be created (their operations get bogus ids only), with the reason. */
   missing: string[];
+  /** The target identity's password credentials (never a caller). */
+  target: Credentials;
 }
 
 export interface Credentials {
@@ -134,7 +136,7 @@ export async function createFixtures(http: HttpClient, mgmt: EdgeApi, admin: Cre
   set('/posture-check-types', 'OS');
   const specs = await mgmt.call('GET', '/specs');
   set('/specs', specs.body?.data?.[0]?.id);
-  return { fixtures: { ids, missing }, callers };
+  return { fixtures: { ids, missing, target: { username: target.username, password: target.password } }, callers };
 }
 
 /** The real id for a path parameter of a route, for one caller. */
