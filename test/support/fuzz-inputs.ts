@@ -57,7 +57,6 @@ export class InputBuilder {
   private readonly defaults: Record<string, string>;
   private readonly body?: Schema;
   private readonly query?: Schema;
-  private baseBody: unknown;
   readonly inputs: FuzzInput[] = [];
 
   constructor(
@@ -70,7 +69,6 @@ export class InputBuilder {
     this.defaults = Object.fromEntries(this.params.map((p) => [p, route.method === 'DELETE' ? NO_SUCH_ID : pct(ctx.realId(route.path, p) ?? NO_SUCH_ID)]));
     this.body = route.body as Schema | undefined;
     this.query = route.query as Schema | undefined;
-    this.baseBody = this.body ? sampleValue(this.body, ctx) : undefined;
   }
 
   /** A valid-looking body: required fields, enum defaults, fixture ids for references, unique names. */
@@ -160,29 +158,31 @@ export class InputBuilder {
   bodyInputs(): void {
     const schema = this.body!;
     const rootArray = schema.type === 'array';
-    const base = jsonText(this.baseBody);
+    // Every input gets a body of its own (fresh unique names), so one that is accepted does not
+    // turn the next into a name conflict.
+    const base = () => jsonText(this.validBody());
     const optional = this.target.route.bodyOptional === true;
     const raw = (kind: string, detail: string, body: Buffer | string, mustRefuse: boolean, headers?: Record<string, string>) =>
       this.add(kind, detail, { body: Buffer.isBuffer(body) ? body : Buffer.from(body), headers }, mustRefuse);
 
-    raw('body:malformed', 'truncated', base.slice(0, -1), true);
+    raw('body:malformed', 'truncated', base().slice(0, -1), true);
     raw('body:malformed', 'truncated after a quote', rootArray ? '[{"' : '{"', true);
-    raw('body:malformed', 'trailing garbage', `${base} x`, true);
-    raw('body:malformed', 'extra closing bracket', `${base}${rootArray ? ']' : '}'}`, true);
-    raw('body:malformed', 'NUL byte after the value', `${base}\u0000`, true);
+    raw('body:malformed', 'trailing garbage', `${base()} x`, true);
+    raw('body:malformed', 'extra closing bracket', `${base()}${rootArray ? ']' : '}'}`, true);
+    raw('body:malformed', 'NUL byte after the value', `${base()}\u0000`, true);
     for (const bare of ['1', '"str"', 'true', 'null', rootArray ? '{}' : '[]']) raw('body:malformed', `bare value ${bare}`, bare, !(optional && bare === 'null'));
     raw('body:malformed', 'empty', '', false);
     raw('body:malformed', 'invalid UTF-8 outside strings', Buffer.concat([Buffer.from(rootArray ? '[' : '{'), Buffer.from([0xff, 0xfe]), Buffer.from(rootArray ? ']' : '}')]), true);
     raw('body:malformed', 'invalid UTF-8 inside a string', Buffer.concat([Buffer.from(rootArray ? '["' : '{"fuzz":"'), Buffer.from([0xc3, 0x28, 0xa0, 0xa1]), Buffer.from(rootArray ? '"]' : '"}')]), false);
-    raw('body:malformed', 'UTF-8 BOM before the value', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(base)]), false);
-    raw('body:malformed', 'UTF-16LE encoded', Buffer.from(base, 'utf16le'), true);
-    raw('body:malformed', 'content-type text/plain', base, false, { 'content-type': 'text/plain' });
+    raw('body:malformed', 'UTF-8 BOM before the value', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(base())]), false);
+    raw('body:malformed', 'UTF-16LE encoded', Buffer.from(base(), 'utf16le'), true);
+    raw('body:malformed', 'content-type text/plain', base(), false, { 'content-type': 'text/plain' });
     raw('body:deep', `${5000}-deep arrays as the body`, deepArray(), true);
     raw('body:deep', `${5000}-deep objects as the body`, rootArray ? `[${deepObject()}]` : deepObject(), false);
 
     const fields = fieldsOf(schema);
     const put = (kind: string, path: readonly (string | number)[], value: unknown, detail: string, mustRefuse: boolean) =>
-      raw(kind, `${showPath(path)}: ${detail}`, jsonText(withValue(this.baseBody, schema, path, value, this.ctx)), mustRefuse);
+      raw(kind, `${showPath(path)}: ${detail}`, jsonText(withValue(this.validBody(), schema, path, value, this.ctx)), mustRefuse);
     if (fields[0]) put('body:deep', fields[0].path, new Raw(deepArray()), '5000-deep arrays as the value', false);
 
     for (const f of fields) {
