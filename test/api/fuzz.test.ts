@@ -135,8 +135,7 @@ describe('fuzz: headers the HTTP parser refuses still get the error envelope', (
   ];
   it.each(cases.map((c) => [c.label, c] as const))('%s → 400 in the envelope, controller still answering', async (_label, c) => {
     const res = await http.send({ method: 'GET', target: `${BASES.client}/version`, rawHeaderLines: [c.line] });
-    const v = checkResponse(res, { allowed: new Set([400]), success: 400, patches: [] }, false);
-    if (res.status !== 400) v.push({ rule: 'status', message: `status ${res.status}, expected 400` });
+    const v = checkResponse(res, { allowed: new Set([400]), success: 0, patches: [] }, false);
     await expectAlive(v);
     expect(v).toEqual([]);
   });
@@ -148,6 +147,7 @@ describe('fuzz: headers the HTTP parser refuses still get the error envelope', (
  * envelope without internal text, and the controller must answer afterwards.
  */
 describe('fuzz: known crashers answer 4xx and the controller survives', () => {
+  const ANY_4XX = new Set(Array.from({ length: 100 }, (_, i) => 400 + i));
   const M = BASES.management;
   const C = BASES.client;
   const json = (o: unknown) => Buffer.from(JSON.stringify(o));
@@ -171,8 +171,7 @@ describe('fuzz: known crashers answer 4xx and the controller survives', () => {
     const before = await counter.counts();
     const req = c.req();
     const res = await http.send(req, callers.token(c.caller));
-    const v = checkResponse(res, { allowed: new Set([400, 401, 404, 409]), success: 0, patches: [] }, false);
-    if (!(res.status >= 400 && res.status < 500)) v.push({ rule: 'status', message: `status ${res.status}, expected 4xx` });
+    const v = checkResponse(res, { allowed: ANY_4XX, success: 0, patches: [] }, false);
     for (const e of crashes.takeNew()) v.push({ rule: 'crash', message: `uncaught in the controller process: ${e}` });
     const after = await counter.counts();
     const changed = [...after].filter(([t, n]) => before.get(t) !== n && !ROW_COUNT_EXCEPTIONS.has(t)).map(([t, n]) => `${t} ${before.get(t)}→${n}`);
