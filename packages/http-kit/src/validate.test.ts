@@ -52,3 +52,30 @@ describe('validateBody and fields the model does not name', () => {
     expect(validateBody(Both, { id: 'i', n: { a: 'x', drop: 1 } })).toEqual({ id: 'i', n: { a: 'x' } });
   });
 });
+
+describe('validateBody and integers', () => {
+  const Model = Type.Object({
+    n: Type.Optional(Type.Integer()),
+    nested: Type.Optional(Type.Object({ list: Type.Array(Type.Integer()) })),
+    ratio: Type.Optional(Type.Number()),
+  });
+  const fieldOf = (body: unknown) => {
+    try {
+      validateBody(Model, body);
+      return undefined;
+    } catch (e) {
+      return [(e as ApiError).code, (e as ApiError).cause?.field, (e as ApiError).cause?.reason];
+    }
+  };
+
+  it('refuses an integer beyond the safe range (it is not the integer that was sent) as a field error', () => {
+    expect(fieldOf({ n: 2 ** 53 + 2 })).toEqual(['COULD_NOT_VALIDATE', 'n', 'n in body should be less than or equal to 9007199254740991']);
+    expect(fieldOf({ n: 1e308 })).toEqual(['COULD_NOT_VALIDATE', 'n', 'n in body should be less than or equal to 9007199254740991']);
+    expect(fieldOf({ n: -1e20 })).toEqual(['COULD_NOT_VALIDATE', 'n', 'n in body should be greater than or equal to -9007199254740991']);
+    expect(fieldOf({ nested: { list: [1, 2, 1e300] } })?.[1]).toBe('nested.list.2');
+  });
+
+  it('keeps safe integers, and numbers that are not integers by the model', () => {
+    expect(fieldOf({ n: 2 ** 53 - 1, nested: { list: [-(2 ** 53 - 1)] }, ratio: 1e308 })).toBeUndefined();
+  });
+});

@@ -76,6 +76,48 @@ function stripUnknown(schema: TSchema, value: unknown): void {
   }
 }
 
+/**
+ * The path of the first integer in `value` that is not a safe integer (beyond ±2^53-1 a JSON number
+ * is no longer the integer that was sent, and no column holds 1e308), or undefined. The spec's
+ * integers are int64; the contexts store them in integer columns.
+ */
+function firstUnsafeInteger(schema: TSchema, value: unknown, path: string): string | undefined {
+  switch (schema[Kind]) {
+    case 'Integer':
+      return typeof value === 'number' && !Number.isSafeInteger(value) ? path : undefined;
+    case 'Object': {
+      if (!isObject(value)) return undefined;
+      const props = (schema.properties ?? {}) as Record<string, TSchema>;
+      const extra = schema.additionalProperties as unknown;
+      for (const key of Object.keys(value)) {
+        const inner = Object.hasOwn(props, key) ? props[key]! : isSchema(extra) ? extra : undefined;
+        const found = inner && firstUnsafeInteger(inner, value[key], path ? `${path}.${key}` : key);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    case 'Intersect':
+      for (const member of schema.allOf as TSchema[]) {
+        const found = firstUnsafeInteger(member, value, path);
+        if (found) return found;
+      }
+      return undefined;
+    case 'Array':
+      if (!Array.isArray(value)) return undefined;
+      for (let i = 0; i < value.length; i++) {
+        const found = firstUnsafeInteger(schema.items as TSchema, value[i], path ? `${path}.${i}` : String(i));
+        if (found) return found;
+      }
+      return undefined;
+    case 'Union': {
+      const member = (schema.anyOf as TSchema[]).find((m) => checker(m).Check(value));
+      return member ? firstUnsafeInteger(member, value, path) : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
 const fieldOf = (path: string) => path.replace(/^\//, '').replace(/\//g, '.') || '(root)';
 
 /**
@@ -86,7 +128,13 @@ const fieldOf = (path: string) => path.replace(/^\//, '').replace(/\//g, '.') ||
 export function validateBody<T>(schema: TSchema, body: unknown): T {
   const check = checker(schema);
   stripUnknown(schema, body);
-  if (check.Check(body)) return body as T;
+  if (check.Check(body)) {
+    const unsafe = firstUnsafeInteger(schema, body, '');
+    if (unsafe === undefined) return body as T;
+    const value = unsafe.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], body) as number;
+    const bound = value < 0 ? `greater than or equal to ${Number.MIN_SAFE_INTEGER}` : `less than or equal to ${Number.MAX_SAFE_INTEGER}`;
+    throw ApiError.field(unsafe, `${unsafe} in body should be ${bound}`, value);
+  }
   const first = check.Errors(body).First();
   if (!first) throw ApiError.of('COULD_NOT_VALIDATE');
   const field = fieldOf(first.path);

@@ -28,6 +28,23 @@ export const clampMinPasswordLength = (n: number) => (n < PASSWORD_MIN ? PASSWOR
 export const clampMaxAttempts = (n: number) => (n < 0 ? 0 : n);
 export const clampLockoutMinutes = (n: number) => (n < 0 ? 0 : n);
 
+/** The updb counts are stored as 32-bit integers; a larger one is a field error, not a database error. */
+const INT32_MAX = 2_147_483_647;
+const UPDB_COUNTS = [
+  ['minPasswordLength', 'primaryUpdbMinPasswordLength'],
+  ['maxAttempts', 'primaryUpdbMaxAttempts'],
+  ['lockoutDurationMinutes', 'primaryUpdbLockoutDurationMinutes'],
+] as const;
+
+function withinRange(fields: AuthPolicyFields): AuthPolicyFields {
+  for (const [name, key] of UPDB_COUNTS) {
+    if (fields[key] > INT32_MAX) {
+      throw ApiError.field(`primary.updb.${name}`, `primary.updb.${name} in body should be less than or equal to ${INT32_MAX}`, fields[key]);
+    }
+  }
+  return fields;
+}
+
 function requireName(name: string | null | undefined): string {
   if (typeof name !== 'string' || name.trim() === '') throw ApiError.field('name', 'name in body is required', name ?? '');
   return name;
@@ -41,7 +58,7 @@ const tags = (t: JsonMap | null | undefined): JsonMap => (t && typeof t === 'obj
 export function fullAuthPolicy(input: AuthPolicyInput): AuthPolicyFields {
   const p = input.primary ?? {};
   const updb = p.updb ?? {};
-  return {
+  return withinRange({
     name: requireName(input.name),
     primaryCertAllowed: p.cert?.allowed === true,
     primaryCertAllowExpiredCerts: p.cert?.allowExpiredCerts === true,
@@ -57,7 +74,7 @@ export function fullAuthPolicy(input: AuthPolicyInput): AuthPolicyFields {
     secondaryRequireTotp: input.secondary?.requireTotp === true,
     secondaryRequiredExtJwtSigner: signer(input.secondary?.requireExtJwtSigner),
     tags: tags(input.tags),
-  };
+  });
 }
 
 const has = <T extends object>(o: T | null | undefined, k: keyof T): boolean => !!o && Object.prototype.hasOwnProperty.call(o, k) && o[k] !== undefined;
@@ -92,7 +109,7 @@ export function patchedAuthPolicy(current: AuthPolicyFields, input: AuthPolicyIn
     if (has(s, 'requireExtJwtSigner')) next.secondaryRequiredExtJwtSigner = signer(s.requireExtJwtSigner);
   }
   if (has(input, 'tags')) next.tags = tags(input.tags);
-  return next;
+  return withinRange(next);
 }
 
 /** Every signer id the policy names. */

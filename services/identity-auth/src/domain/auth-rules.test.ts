@@ -55,6 +55,17 @@ describe('auth policy documents', () => {
     expect(patchedAuthPolicy(f, { name: null }).name).toBe('p');
     expect(reasonOf(() => patchedAuthPolicy(f, { name: '' }))).toMatch(/name/);
   });
+
+  it('refuses updb counts that a 32-bit column can not hold, on create and patch', () => {
+    const f = fullAuthPolicy(body);
+    const over = 2 ** 31;
+    expect(reasonOf(() => fullAuthPolicy({ ...body, primary: { ...body.primary, updb: { ...body.primary!.updb, maxAttempts: over } } }))).toBe(
+      'primary.updb.maxAttempts in body should be less than or equal to 2147483647',
+    );
+    expect(reasonOf(() => patchedAuthPolicy(f, { primary: { updb: { lockoutDurationMinutes: over } } }))).toMatch(/^primary\.updb\.lockoutDurationMinutes in body/);
+    expect(reasonOf(() => patchedAuthPolicy(f, { primary: { updb: { minPasswordLength: over } } }))).toMatch(/^primary\.updb\.minPasswordLength in body/);
+    expect(patchedAuthPolicy(f, { primary: { updb: { maxAttempts: 2 ** 31 - 1 } } }).primaryUpdbMaxAttempts).toBe(2 ** 31 - 1);
+  });
 });
 
 describe('external JWT helpers', () => {

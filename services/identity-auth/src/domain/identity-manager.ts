@@ -17,6 +17,9 @@ import { isDisabled } from './model.js';
 import type { EnrollmentInfo, NewEnrollment, PkiContext } from './pki-context.js';
 import type { DomainEvent, IdentityProjection, PolicyContext, PrincipalCache, Transaction, UnitOfWork } from './ports.js';
 
+/** The longest lock a disable takes: about 292 years, the longest duration OpenZiti's controller can hold (Go's time.Duration). */
+const MAX_DISABLE_MINUTES = 153_722_867;
+
 /** `enrollment` of an identity create: the enrollments pki-enrollment creates with it. */
 export interface EnrollmentRequest {
   ott?: boolean;
@@ -223,6 +226,9 @@ export class IdentityManager {
   async disable(actor: Actor, id: string, durationMinutes: number): Promise<void> {
     if (!Number.isInteger(durationMinutes) || durationMinutes < 0) {
       throw ApiError.field('durationMinutes', 'durationMinutes in body should be greater than or equal to 0', durationMinutes);
+    }
+    if (durationMinutes > MAX_DISABLE_MINUTES) {
+      throw ApiError.field('durationMinutes', `durationMinutes in body should be less than or equal to ${MAX_DISABLE_MINUTES}`, durationMinutes);
     }
     await this.commit((tx) => this.disableIn(tx, id, durationMinutes, actor));
   }
