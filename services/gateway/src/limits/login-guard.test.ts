@@ -6,7 +6,7 @@ import { principalCacheEntry, principalCacheKey } from '@ziti/http-kit';
 import { type Cache, createMemoryCache } from '@ziti/messaging';
 import type { ProxiedRequest } from '../http/proxy.js';
 import { testPrincipal } from '../testing/harness.js';
-import { createLoginGuard } from './login-guard.js';
+import { createLoginGuard, usernameOf } from './login-guard.js';
 
 const route = (operationId: string): RouteDef => ALL_ROUTES.find((r) => r.operationId === operationId)!;
 const AUTHENTICATE = route('authenticate');
@@ -196,5 +196,20 @@ describe('login guard: auth rate limiter', () => {
     await settle();
     for (let i = 0; i < 5; i++) await attempt(guard, { username: `sdk-${i}` });
     expect((await attempt(guard, { username: 'user' })).refused?.status).toBe(429);
+  });
+});
+
+describe('usernameOf', () => {
+  it('reads the username of a password body, and does not parse a body nested deeper than bodies may be', () => {
+    expect(usernameOf(passwordBody('alice'))).toBe('alice');
+    expect(usernameOf(Buffer.from('{"username":5}'))).toBeUndefined();
+    expect(usernameOf(Buffer.from('not json'))).toBeUndefined();
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      expect(usernameOf(Buffer.from(`{"username":"alice","x":${'['.repeat(5000)}${']'.repeat(5000)}}`))).toBeUndefined();
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
   });
 });

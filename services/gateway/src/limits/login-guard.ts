@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { RouteDef } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
 import type { Cache } from '@ziti/messaging';
+import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '@ziti/http-kit';
 import { normaliseAddress } from '../http/client-address.js';
 import type { ProxiedRequest } from '../http/proxy.js';
 import { AdaptiveRateLimiter, type AuthRateLimiterOptions, type LimiterOutcome, type LimiterTicket, authRateLimiterSettings } from './adaptive-limiter.js';
@@ -68,9 +69,12 @@ function beforeEndWith(res: ServerResponse, status: number, hook: () => Promise<
   } as typeof res.end;
 }
 
-/** The `username` of a password login's JSON body, if it has one. */
+/**
+ * The `username` of a password login's JSON body, if it has one. A body nested deeper than bodies
+ * may be is not parsed here (identity-auth refuses it): parsing it would cost what the limit saves.
+ */
 export function usernameOf(body: Buffer): string | undefined {
-  if (body.length === 0) return undefined;
+  if (body.length === 0 || jsonNestsDeeperThan(body, MAX_JSON_DEPTH)) return undefined;
   try {
     const parsed = JSON.parse(body.toString('utf8').replace(/^\uFEFF/, '')) as { username?: unknown } | null;
     return typeof parsed?.username === 'string' ? parsed.username : undefined;
