@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { ApiError } from '@ziti/errors';
 import { type AddressClass, classifyAddress, parseIPv4, severity } from './outbound-address.js';
+import { httpUrl } from '../domain/ext-jwt/signer-rules.js';
 
 /** One address a name resolves to. */
 export interface ResolvedAddress {
@@ -113,13 +114,4 @@ export class OutboundGuard {
 }
 
 /** `raw` as a URL the controller may fetch: absolute, http or https; else 400 COULD_NOT_VALIDATE on `field`. */
-export function parseFetchableUrl(field: string, raw: string): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw ApiError.field(field, `${field} in body must be of type uri: "${raw}"`, raw);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ApiError.field(field, `${field} must use http or https`, raw);
-  return url;
-}
+export const parseFetchableUrl = httpUrl;

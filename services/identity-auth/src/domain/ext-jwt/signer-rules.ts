@@ -103,9 +103,9 @@ const NO_CERT: SignerCertFacts = { fingerprint: null, commonName: '', notBefore:
 export function checkSigner(f: ExternalJwtSignerFields): SignerCertFacts {
   if (f.certPem && f.jwksEndpoint) throw ApiError.field('certPem', 'only one of certPem and jwksEndpoint may be set', '');
   if (!f.certPem && !f.jwksEndpoint) throw ApiError.field('certPem', 'certPem or jwksEndpoint is required', '');
-  if (f.externalAuthUrl !== null) checkUrl('externalAuthUrl', f.externalAuthUrl);
+  if (f.externalAuthUrl !== null) httpUrl('externalAuthUrl', f.externalAuthUrl);
   if (f.jwksEndpoint) {
-    checkUrl('jwksEndpoint', f.jwksEndpoint);
+    httpUrl('jwksEndpoint', f.jwksEndpoint);
     return NO_CERT;
   }
   if (!f.kid) throw ApiError.field('kid', 'kid is required when certPem is set', '');
@@ -118,7 +118,8 @@ export function checkSigner(f: ExternalJwtSignerFields): SignerCertFacts {
   };
 }
 
-function checkUrl(field: string, value: string): URL {
+/** `value` as a URL the controller may fetch or hand out: absolute, http or https; else 400 COULD_NOT_VALIDATE on `field`. */
+export function httpUrl(field: string, value: string): URL {
   let url: URL;
   try {
     url = new URL(value);
