@@ -58,6 +58,7 @@ describe('validateBody and integers', () => {
     n: Type.Optional(Type.Integer()),
     nested: Type.Optional(Type.Object({ list: Type.Array(Type.Integer()) })),
     ratio: Type.Optional(Type.Number()),
+    costs: Type.Optional(Type.Object({}, { additionalProperties: Type.Integer() })),
   });
   const fieldOf = (body: unknown) => {
     try {
@@ -73,6 +74,7 @@ describe('validateBody and integers', () => {
     expect(fieldOf({ n: 1e308 })).toEqual(['COULD_NOT_VALIDATE', 'n', 'n in body should be less than or equal to 9007199254740991']);
     expect(fieldOf({ n: -1e20 })).toEqual(['COULD_NOT_VALIDATE', 'n', 'n in body should be greater than or equal to -9007199254740991']);
     expect(fieldOf({ nested: { list: [1, 2, 1e300] } })?.[1]).toBe('nested.list.2');
+    expect(fieldOf({ costs: { 'a.b': 1e300 } })?.[1]).toBe('costs.a.b'); // a key with a dot in a free-form map
   });
 
   it('keeps safe integers, and numbers that are not integers by the model', () => {

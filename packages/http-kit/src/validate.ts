@@ -77,14 +77,14 @@ function stripUnknown(schema: TSchema, value: unknown): void {
 }
 
 /**
- * The path of the first integer in `value` that is not a safe integer (beyond ±2^53-1 a JSON number
+ * The first integer in `value` (and its path) that is not a safe integer (beyond ±2^53-1 a JSON number
  * is no longer the integer that was sent, and no column holds 1e308), or undefined. The spec's
  * integers are int64; the contexts store them in integer columns.
  */
-function firstUnsafeInteger(schema: TSchema, value: unknown, path: string): string | undefined {
+function firstUnsafeInteger(schema: TSchema, value: unknown, path: string): { path: string; value: number } | undefined {
   switch (schema[Kind]) {
     case 'Integer':
-      return typeof value === 'number' && !Number.isSafeInteger(value) ? path : undefined;
+      return typeof value === 'number' && !Number.isSafeInteger(value) ? { path, value } : undefined;
     case 'Object': {
       if (!isObject(value)) return undefined;
       const props = (schema.properties ?? {}) as Record<string, TSchema>;
@@ -131,9 +131,8 @@ export function validateBody<T>(schema: TSchema, body: unknown): T {
   if (check.Check(body)) {
     const unsafe = firstUnsafeInteger(schema, body, '');
     if (unsafe === undefined) return body as T;
-    const value = unsafe.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], body) as number;
-    const bound = value < 0 ? `greater than or equal to ${Number.MIN_SAFE_INTEGER}` : `less than or equal to ${Number.MAX_SAFE_INTEGER}`;
-    throw ApiError.field(unsafe, `${unsafe} in body should be ${bound}`, value);
+    const bound = unsafe.value < 0 ? `greater than or equal to ${Number.MIN_SAFE_INTEGER}` : `less than or equal to ${Number.MAX_SAFE_INTEGER}`;
+    throw ApiError.field(unsafe.path, `${unsafe.path} in body should be ${bound}`, unsafe.value);
   }
   const first = check.Errors(body).First();
   if (!first) throw ApiError.of('COULD_NOT_VALIDATE');
