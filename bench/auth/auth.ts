@@ -37,6 +37,7 @@ import { Session } from 'node:inspector';
 import { writeFile } from 'node:fs/promises';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { startController } from '@ziti/controller';
+import { loadGuardConfig } from '@ziti/gateway';
 import { hashPassword, verifyPassword } from '@ziti/identity-auth/dist/domain/password.js';
 import { createTestDatabase } from '@ziti/test-kit';
 import { type CpuSplit, type CpuSum, addCpu, currentTid, emptyCpu, perOperation, sampleCpu } from './cpu.js';
@@ -137,6 +138,8 @@ async function main(): Promise<void> {
     port: 0,
     servicePorts: 'ephemeral',
     adminPassword,
+    // The gateway's login guards as `npm start` configures them (on by default; ZITI_AUTH_RATE_LIMITER, ZITI_LOGIN_FAILURES_*).
+    guards: loadGuardConfig(process.env),
     log: () => undefined,
   });
   const agent = new https.Agent({ ca: ctl.caCertPem, keepAlive: true, maxSockets: CONCURRENCY });
