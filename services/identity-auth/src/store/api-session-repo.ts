@@ -131,14 +131,12 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
   }
 
   async completeMfa(id: string, maxAgeSeconds?: number): Promise<string | null> {
-    const rows =
-      maxAgeSeconds === undefined
-        ? await this.db.$queryRaw<{ token: string }[]>`
+    const maxAge = maxAgeSeconds ?? null;
+    const rows = await this.db.$queryRaw<{ token: string }[]>`
       UPDATE "api_sessions" SET "is_mfa_required" = true, "is_mfa_complete" = true, "mfa_completed_at" = now(), "updated_at" = now()
-      WHERE "id" = ${id} RETURNING "token"`
-        : await this.db.$queryRaw<{ token: string }[]>`
-      UPDATE "api_sessions" SET "is_mfa_required" = true, "is_mfa_complete" = true, "mfa_completed_at" = now(), "updated_at" = now()
-      WHERE "id" = ${id} AND "created_at" > now() - make_interval(secs => ${maxAgeSeconds}) RETURNING "token"`;
+      WHERE "id" = ${id}
+        AND (${maxAge}::double precision IS NULL OR "created_at" > now() - make_interval(secs => ${maxAge}::double precision))
+      RETURNING "token"`;
     return rows[0]?.token ?? null;
   }
 
