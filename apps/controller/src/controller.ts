@@ -174,6 +174,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       identityAuthGrpc: running[0].grpcAddress,
       // TLS credentials and the enrollment JWT signer come from the controller PKI in pki-enrollment.
       pkiEnrollmentGrpc: services['pki-enrollment']?.grpcAddress,
+      contextGrpc: Object.fromEntries(running.map((s) => [s.name, s.grpcAddress])),
       ...opts.guards,
       log,
     });

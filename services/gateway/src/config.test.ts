@@ -19,6 +19,13 @@ describe('loadConfig', () => {
         posture: 'http://127.0.0.1:18105',
       },
       identityAuthGrpc: '127.0.0.1:18201',
+      contextGrpc: {
+        'identity-auth': '127.0.0.1:18201',
+        'pki-enrollment': '127.0.0.1:18202',
+        policy: '127.0.0.1:18203',
+        session: '127.0.0.1:18204',
+        posture: '127.0.0.1:18205',
+      },
       pkiEnrollmentGrpc: '127.0.0.1:18202',
       instanceId: undefined,
       revision: 'local',

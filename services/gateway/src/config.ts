@@ -32,6 +32,8 @@ export interface GatewayConfig extends GatewayGuardConfig {
   identityAuthGrpc: string;
   /** pki-enrollment's gRPC address: the TLS credentials come from the controller PKI there. */
   pkiEnrollmentGrpc: string;
+  /** Every context's gRPC address (fan-out operations: `/summary`, `/database/*`). */
+  contextGrpc: Record<UpstreamOwner, string>;
   instanceId?: string;
   revision: string;
 }
@@ -109,6 +111,7 @@ export function loadGuardConfig(env: NodeJS.ProcessEnv): GatewayGuardConfig {
  * | `IDENTITY_AUTH_URL`, `PKI_ENROLLMENT_URL`, `POLICY_URL`, `SESSION_URL`, `POSTURE_URL` | `http://127.0.0.1:1810{1..5}` |
  * | `IDENTITY_AUTH_GRPC` | `127.0.0.1:18201` |
  * | `PKI_ENROLLMENT_GRPC` | `127.0.0.1:18202` (TLS credentials and the JWT signer come from there) |
+ * | `POLICY_GRPC`, `SESSION_GRPC`, `POSTURE_GRPC` | `127.0.0.1:1820{3,4,5}` (fan-out operations) |
  * | `ZITI_INSTANCE_ID` | the host name |
  * | `ZITI_REVISION` | `local` |
  * | guards | see {@link loadGuardConfig} |
@@ -135,6 +138,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     },
     identityAuthGrpc: hostPort(env, 'IDENTITY_AUTH_GRPC', '127.0.0.1:18201'),
     pkiEnrollmentGrpc: hostPort(env, 'PKI_ENROLLMENT_GRPC', '127.0.0.1:18202'),
+    contextGrpc: {
+      'identity-auth': hostPort(env, 'IDENTITY_AUTH_GRPC', '127.0.0.1:18201'),
+      'pki-enrollment': hostPort(env, 'PKI_ENROLLMENT_GRPC', '127.0.0.1:18202'),
+      policy: hostPort(env, 'POLICY_GRPC', '127.0.0.1:18203'),
+      session: hostPort(env, 'SESSION_GRPC', '127.0.0.1:18204'),
+      posture: hostPort(env, 'POSTURE_GRPC', '127.0.0.1:18205'),
+    },
     instanceId: env.ZITI_INSTANCE_ID?.trim() || undefined,
     revision: env.ZITI_REVISION?.trim() || 'local',
     ...loadGuardConfig(env),

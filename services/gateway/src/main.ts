@@ -26,6 +26,7 @@ async function main(): Promise<void> {
     upstreams: config.upstreams,
     identityAuthGrpc: config.identityAuthGrpc,
     pkiEnrollmentGrpc: config.pkiEnrollmentGrpc,
+    contextGrpc: config.contextGrpc,
     instanceId: config.instanceId,
     revision: config.revision,
     trustedProxies: config.trustedProxies,

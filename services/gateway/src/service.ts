@@ -54,6 +54,11 @@ export interface GatewayDeps {
   upstreams: Partial<Record<UpstreamOwner, string>>;
   /** identity-auth's gRPC `host:port`. */
   identityAuthGrpc: string;
+  /**
+   * Every context's gRPC `host:port`, for the operations the gateway answers by asking each
+   * context (`/summary`, `/database/*`). A context missing here is left out of them.
+   */
+  contextGrpc?: Partial<Record<UpstreamOwner, string>>;
   instanceId?: string;
   /** Reported in `/version` and the `server` header; default `v<package version>`. */
   version?: string;
