@@ -98,6 +98,50 @@ describe('management /services', () => {
   });
 });
 
+describe('client API service writes (admin only)', () => {
+  it('PUT, PATCH and DELETE /edge/client/v1/services/{id} behave as the management operations, with the same bodies and answers', async () => {
+    const admin = policyClients(await ctl().adminSession('client'));
+    const id = await build.service(['a', 'b']);
+    const name = (await m.services.get(id)).body.data.name as string;
+
+    const patched = await admin.services.patch(id, { terminatorStrategy: 'weighted', bogus: true });
+    expectEmpty(patched);
+    expect(patched.body).toEqual({ data: {}, meta: {} });
+    expect((await m.services.get(id)).body.data).toMatchObject({ name, terminatorStrategy: 'weighted', roleAttributes: ['a', 'b'] });
+
+    const updated = await admin.services.update(id, { name, maxIdleTimeMillis: 7000 });
+    expectEmpty(updated);
+    expect(updated.body).toEqual({ data: {}, meta: {} });
+    expect((await m.services.get(id)).body.data).toMatchObject({ terminatorStrategy: 'smartrouting', maxIdleTimeMillis: 7000, roleAttributes: [] });
+
+    expectFieldError(await admin.services.update(id, { maxIdleTimeMillis: 1 }), 'name');
+    expectFieldError(await admin.services.patch(id, { terminatorStrategy: 'nope' }), 'terminatorStrategy');
+    expectError(await admin.services.patch('no-such-service', { terminatorStrategy: 'weighted' }), 404, 'NOT_FOUND');
+
+    const deleted = await admin.services.delete(id);
+    expectEmpty(deleted);
+    expect(deleted.body).toEqual({ data: {}, meta: {} });
+    expectError(await m.services.get(id), 404, 'NOT_FOUND');
+    expectError(await admin.services.delete(id), 404, 'NOT_FOUND');
+  });
+
+  it('refuses a non-admin with 401 UNAUTHORIZED and changes nothing', async () => {
+    const tag = unique('cw');
+    const user = await build.identity([`${tag}-user`]);
+    const c = policyClients(await loginClient(user.username, user.password));
+    const id = await build.service([`${tag}-svc`]);
+    await build.servicePolicy('Dial', [`#${tag}-svc`], [`#${tag}-user`]);
+    const before = (await m.services.get(id)).body.data;
+    expectError(await c.services.patch(id, { terminatorStrategy: 'weighted' }), 401, 'UNAUTHORIZED');
+    expectError(await c.services.update(id, { name: before.name }), 401, 'UNAUTHORIZED');
+    expectError(await c.services.delete(id), 401, 'UNAUTHORIZED');
+    expect((await m.services.get(id)).body.data).toEqual(before);
+    const anonymous = await ctl().http.request({ method: 'DELETE', path: `/edge/client/v1/services/${id}` });
+    expectError(anonymous, 401, 'UNAUTHORIZED');
+    expectSuccess(await m.services.get(id));
+  });
+});
+
 describe("an identity's view", () => {
   let tag: string;
   let user: { id: string; username: string; password: string };

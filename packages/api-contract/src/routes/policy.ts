@@ -90,6 +90,12 @@ export const POLICY_ROUTES: readonly RouteDef[] = [
   op({ op: 'detailService', method: 'GET', path: '/services/{id}', summary: 'Retrieves a single service', schema: M.DetailServiceEnvelope }, CLIENT, 'authenticated', ['Service']),
   op({ op: 'listServiceEdgeRouters', method: 'GET', path: '/services/{id}/edge-routers', summary: 'List accessible edge-routers', schema: M.ListServiceEdgeRoutersEnvelope, query: listQuery }, CLIENT, 'authenticated', ['Service']),
   op(sub('listServiceTerminators', '/services/{id}/terminators', M.ListClientTerminatorsEnvelope), CLIENT, 'authenticated', ['Service']),
+  // The client API's service writes (client.yml updateService, patchService, deleteService): the management handlers, for admins.
+  ...([
+    { op: 'updateService', method: 'PUT', path: '/services/{id}', summary: 'Update all fields on a service', body: M.ServiceUpdate },
+    { op: 'patchService', method: 'PATCH', path: '/services/{id}', summary: 'Update the supplied fields on a service', body: M.ServicePatch },
+    { op: 'deleteService', method: 'DELETE', path: '/services/{id}', summary: 'Delete a service' },
+  ] satisfies Op[]).map((o) => op(o, CLIENT, 'admin', ['Service'])),
   ...management('service', 'Service', [
     ...crud('services', { list: 'listServices', create: 'createService', detail: 'detailService', update: 'updateService', patch: 'patchService', delete: 'deleteService' },
       { list: M.ListServicesEnvelope, detail: M.DetailServiceEnvelope, create: M.ServiceCreate, update: M.ServiceUpdate, patch: M.ServicePatch },
