@@ -130,4 +130,28 @@ describe('MFA checks', () => {
     await new Promise((r) => setTimeout(r, 4_000));
     expectError(await user.createSession(second), 409, 'INVALID_POSTURE');
   });
+
+  it('end a session within seconds once its MFA timeout lapsed, as the controller\'s 5-second posture enforcement does', async () => {
+    const kind = net.unique('mfa-lapse');
+    await net.postureCheck('MFA', { timeoutSeconds: 2 }, [kind]);
+    const serviceId = await net.service([kind]);
+    await net.servicePolicy('Dial', [`#${tag}-u`], [`#${kind}`], [`#${kind}`]);
+    const identity = await net.identity([`${tag}-u`]);
+    const login = await auth.login(ctl().http, identity.username, identity.password, 'client');
+    const user = sessionClients(login.session);
+    expectSuccess(await login.session.call('POST', '/current-identity/mfa'), 201);
+    const mfa = await login.session.call('GET', '/current-identity/mfa');
+    const secret = new URL(mfa.body.data.provisioningUrl).searchParams.get('secret')!;
+    const passedAt = Date.now();
+    expectSuccess(await login.session.call('POST', '/current-identity/mfa/verify', { code: totp(secret) }));
+    const created = await user.createSession(serviceId);
+    expectSuccess(created, 201);
+    expectSuccess(await user.sessions.get(created.body.data.id), 200);
+
+    // Polled without a deadline of its own: the session must end well before the old 60-second sweep could have ended it.
+    await eventually(() => user.sessions.get(created.body.data.id), (r) => r.status === 404, 'the session to end', 40_000);
+    const endedAfterMs = Date.now() - passedAt;
+    expect(endedAfterMs).toBeGreaterThanOrEqual(1_500);
+    expect(endedAfterMs).toBeLessThan(30_000);
+  });
 });

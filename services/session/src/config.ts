@@ -14,7 +14,7 @@ export interface Config {
   pkiEnrollmentGrpc: string;
   /** SESSION_DB_POOL_SIZE (default 10). */
   poolSize: number;
-  /** SESSION_POSTURE_SWEEP_SECONDS (default 60; 0 = off): re-check of sessions created under posture checks. */
+  /** SESSION_POSTURE_SWEEP_SECONDS (default 5; 0 = off): re-check of sessions created under posture checks. */
   postureSweepSeconds: number;
 }
 
@@ -31,6 +31,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     postureGrpc: env.POSTURE_GRPC || '127.0.0.1:18205',
     pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC || '127.0.0.1:18202',
     poolSize: intEnv(env, 'SESSION_DB_POOL_SIZE', 10),
-    postureSweepSeconds: intEnv(env, 'SESSION_POSTURE_SWEEP_SECONDS', 60, 0),
+    postureSweepSeconds: intEnv(env, 'SESSION_POSTURE_SWEEP_SECONDS', 5, 0),
   };
 }

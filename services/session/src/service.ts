@@ -29,7 +29,7 @@ export interface ServiceDeps {
   pkiEnrollmentGrpc?: Address;
   /** Database connections of this context (default 10). */
   poolSize?: number;
-  /** Seconds between re-checks of sessions created under posture checks (MFA timeouts); 0 = never. Default 60. */
+  /** Seconds between re-checks of sessions created under posture checks (MFA timeouts); 0 = never. Default 5, the period of the controller's posture timeout enforcement (`PostureCache`). */
   postureSweepSeconds?: number;
   log?: (m: string) => void;
 }
@@ -69,7 +69,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const subscriptions = await subscribeAll(deps.bus, sessions, updates, log);
     closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));
 
-    const sweepSeconds = deps.postureSweepSeconds ?? 60;
+    const sweepSeconds = deps.postureSweepSeconds ?? 5;
     if (sweepSeconds > 0) {
       let running = false;
       const timer = setInterval(() => {
