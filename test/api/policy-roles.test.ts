@@ -181,3 +181,37 @@ describe('edge router policies and service edge router policies', () => {
     expectFieldError(await m.edgeRouterPolicies.create({ name: unique('erp'), semantic: 'AllOf', edgeRouterRoles: [`@${transit}`] }), 'edgeRouterRoles');
   });
 });
+
+describe('association lists whose items are identities', () => {
+  it("carry identity-auth's rendering: each item deep-equals the identity's item of GET /identities", async () => {
+    const t = unique('render');
+    const user = await build.identity([`${t}-u`], { tags: { team: 'blue' }, defaultHostingCost: 7 });
+    // An API session with SDK and environment info, and an outstanding enrollment: fields only identity-auth knows.
+    const login = await ctl().http.request({
+      method: 'POST',
+      path: '/edge/client/v1/authenticate?method=password',
+      json: { username: user.username, password: user.password, sdkInfo: { type: 'ziti-sdk-golang', version: '1.2.3' }, envInfo: { os: 'linux', arch: 'amd64' } },
+    });
+    expectSuccess(login);
+    expectCreated(await mgmt.call('POST', '/enrollments', { method: 'ott', identityId: user.id, expiresAt: new Date(Date.now() + 3_600_000).toISOString() }), 'enrollments');
+
+    const serviceId = await build.service([`${t}-s`]);
+    const routerId = await build.edgeRouter([`${t}-r`]);
+    const spId = await build.servicePolicy('Dial', [`#${t}-s`], [`#${t}-u`]);
+    const erpId = await build.edgeRouterPolicy([`#${t}-r`], [`#${t}-u`]);
+
+    const listed = await mgmt.call('GET', `/identities?filter=${encodeURIComponent(`id = "${user.id}"`)}`);
+    expectList(listed);
+    const expected = listed.body.data[0] as Record<string, any>;
+    expect(expected).toMatchObject({ id: user.id, hasApiSession: true, sdkInfo: { type: 'ziti-sdk-golang', version: '1.2.3' }, envInfo: { os: 'linux', arch: 'amd64' }, defaultHostingCost: 7 });
+    expect(Object.keys(expected.authenticators)).toEqual(['updb']);
+    expect(expected.enrollment.ott).toMatchObject({ id: expect.any(String), jwt: expect.any(String) });
+
+    for (const [plural, id] of [['service-policies', spId], ['edge-router-policies', erpId], ['services', serviceId], ['edge-routers', routerId]] as const) {
+      const res = await m.subList(plural, id, 'identities', { limit: 500 });
+      expectList(res);
+      const item = (res.body.data as { id: string }[]).find((x) => x.id === user.id);
+      expect({ list: `${plural}/{id}/identities`, item }).toEqual({ list: `${plural}/{id}/identities`, item: expected });
+    }
+  });
+});

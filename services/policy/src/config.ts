@@ -12,7 +12,7 @@ export interface Config {
   pkiEnrollmentGrpc: string;
   /** posture's gRPC address (postureQueries of the client service list), `POSTURE_GRPC`. */
   postureGrpc: string;
-  /** identity-auth's gRPC address (identities of tunneler-enabled edge routers), `IDENTITY_AUTH_GRPC`. */
+  /** identity-auth's gRPC address (identities of tunneler-enabled edge routers; the identityDetail of identity association lists), `IDENTITY_AUTH_GRPC`. */
   identityAuthGrpc: string;
 }
 

@@ -11,7 +11,7 @@ import { RouterManager } from './domain/router-manager.js';
 import { ServiceManager } from './domain/service-manager.js';
 import { UsageManager } from './domain/usage-manager.js';
 import { startProjectionConsumers } from './events/consumers.js';
-import { type AddressSource, identityAuthRouterIdentities, pkiRouterEnrollments, postureEvaluator } from './grpc/clients.js';
+import { type AddressSource, identityAuthIdentityViews, identityAuthRouterIdentities, pkiRouterEnrollments, postureEvaluator } from './grpc/clients.js';
 import { policyServer } from './grpc/policy.js';
 import { configHandlers } from './http/configs.js';
 import { identityHandlers } from './http/identities.js';
@@ -72,10 +72,12 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const pki = pkiRouterEnrollments(deps.pkiEnrollmentGrpc, log);
     const posture = postureEvaluator(deps.postureGrpc, log);
     const routerIdentities = identityAuthRouterIdentities(deps.identityAuthGrpc, log);
+    const identityViews = identityAuthIdentityViews(deps.identityAuthGrpc, log);
     closers.push(async () => {
       pki.close();
       posture.close();
       routerIdentities.close();
+      identityViews.close();
     });
 
     const configs = new ConfigManager(uow);
@@ -88,7 +90,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const access = new AccessManager(uow, posture, pki);
     const projections = new ProjectionManager(uow);
     const usage = new UsageManager(uow);
-    const render = new PolicyRenderer(policies, uow);
+    const render = new PolicyRenderer(policies, uow, identityViews);
 
     const subscriptions = await startProjectionConsumers(deps.bus, projections, log);
     closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));

@@ -80,6 +80,14 @@ export class IdentityManager {
     return (await this.withEnrollments([view]))[0]!;
   }
 
+  /**
+   * The views of these identities (those that exist, in the order given), with their enrollments,
+   * for other contexts' association lists (`RenderIdentities`): one pki-enrollment call for all.
+   */
+  async views(ids: readonly string[]): Promise<IdentityView[]> {
+    return this.withEnrollments(await this.uow.repos.identities.views(ids));
+  }
+
   /** Attaches the identities' outstanding enrollments (none when pki-enrollment is unavailable). */
   private async withEnrollments(views: IdentityView[]): Promise<IdentityView[]> {
     const all = await this.pki.listEnrollments(views.map((v) => v.id));

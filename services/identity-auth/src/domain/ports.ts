@@ -123,6 +123,8 @@ export interface IdentityRepository {
   /** Whether an identity has this name. */
   nameTaken(name: string): Promise<boolean>;
   view(id: string): Promise<IdentityView | null>;
+  /** The views of these identities, in the order of `ids`; unknown ids are left out. */
+  views(ids: readonly string[]): Promise<IdentityView[]>;
   list(req: ListRequest, roleFilter?: RoleFilter): Promise<Page<IdentityView>>;
   /** Unique violations become field errors (`name`, `externalId`). */
   create(identity: NewIdentity): Promise<void>;

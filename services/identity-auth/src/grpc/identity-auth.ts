@@ -5,6 +5,7 @@ import type { ApiSessionManager } from '../domain/api-session-manager.js';
 import type { AuthenticatorManager } from '../domain/authenticator-manager.js';
 import type { IdentityManager } from '../domain/identity-manager.js';
 import { type Identity, isDisabled } from '../domain/model.js';
+import { identityDetail } from '../http/views.js';
 
 /** A unary handler from an async function; errors travel with their OpenZiti code (toGrpcError). */
 function unary<Req, Res>(fn: (req: Req) => Promise<Res>): handleUnaryCall<Req, Res> {
@@ -26,6 +27,9 @@ const identityInfo = (i: Identity): IdentityInfo => ({
   externalId: i.externalId ?? '',
   authPolicyId: i.authPolicyId,
 });
+
+/** At most this many identities per `RenderIdentities` call (a list page is at most 500). */
+const MAX_RENDERED_IDENTITIES = 1000;
 
 /** At most this many bearer tokens are looked at (the controller's MaxBearerTokensProcessed). */
 const MAX_BEARER_TOKENS = 3;
@@ -66,5 +70,11 @@ export function identityAuthServer(sessions: ApiSessionManager, identities: Iden
     deleteCaAuthenticators: unary(async (req) => ({ deleted: await authenticators.deleteByCa(req.caId) })),
     ensureRouterIdentity: unary(async (req) => identityInfo(await identities.ensureRouterIdentity(req.routerId, req.name))),
     deleteRouterIdentity: unary(async (req) => ({ deleted: await identities.deleteRouterIdentity(req.routerId) })),
+    // The same `identityDetail` as GET /identities, so other contexts' identity lists cannot drift from it.
+    renderIdentities: unary(async (req) => {
+      const ids = [...new Set(req.identityIds.filter((id) => typeof id === 'string' && id.length > 0))].slice(0, MAX_RENDERED_IDENTITIES);
+      const views = ids.length > 0 ? await identities.views(ids) : [];
+      return { identities: views.map((v) => ({ id: v.id, detailJson: JSON.stringify(identityDetail(v)) })) };
+    }),
   };
 }

@@ -125,6 +125,12 @@ export class PrismaIdentityRepository implements IdentityRepository {
     return r ? toView(r) : null;
   }
 
+  async views(ids: readonly string[]): Promise<IdentityView[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.identity.findMany({ where: { id: { in: [...ids] } }, include: VIEW_INCLUDE });
+    return inIdOrder([...ids], rows).map(toView);
+  }
+
   async list(req: ListRequest, roleFilter?: RoleFilter): Promise<Page<IdentityView>> {
     const page = await listIds(this.pool, IDENTITY_QUERY, req, roleFilter ? roleCondition(roleFilter) : undefined);
     const rows = page.ids.length > 0 ? await this.db.identity.findMany({ where: { id: { in: page.ids } }, include: VIEW_INCLUDE }) : [];

@@ -322,6 +322,15 @@ export interface RouterIdentities {
   remove(routerId: string): Promise<void>;
 }
 
+/**
+ * identity-auth's own rendering of identities (`RenderIdentities`), for the association lists whose
+ * items are identities: the `identityDetail` of GET /identities by id. `null` when identity-auth is
+ * unavailable or does not serve it (the lists then render the projection's fields).
+ */
+export interface IdentityViews {
+  render(ids: readonly string[]): Promise<Map<string, Record<string, unknown>> | null>;
+}
+
 /** One evaluated posture check, as the posture context answers. */
 export interface PostureResult {
   id: string;

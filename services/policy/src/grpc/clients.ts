@@ -1,7 +1,7 @@
 import { createPublicKey, createVerify, X509Certificate } from 'node:crypto';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { PkiEnrollmentServiceClient, PostureServiceClient, type RouterEnrollment, type SigningKey } from '@ziti/proto';
-import { IdentityAuthServiceClient } from '@ziti/proto';
+import { IdentityAuthServiceClient, type RenderIdentitiesResponse } from '@ziti/proto';
 import type { RouterEnrollmentInfo } from '../domain/model.js';
 import type { PostureEvaluator, PostureResult, RouterEnrollments, SessionTokenReader } from '../domain/ports.js';
 import { grpcClient } from '@ziti/service-kit';
@@ -175,6 +175,38 @@ export function identityAuthRouterIdentities(source: AddressSource, log: (m: str
     },
     async remove(routerId) {
       await rpc.call('DeleteRouterIdentity', (c, deadline, cb) => c.deleteRouterIdentity({ routerId }, new Metadata(), { deadline }, cb)).catch(failed(`DeleteRouterIdentity(${routerId})`));
+    },
+    close: () => rpc.close(),
+  };
+}
+
+/**
+ * identity-auth's `identityDetail` of a page of identities (`RenderIdentities`, one call per page).
+ * Unavailable or UNIMPLEMENTED answers are `null` (the caller renders the projection instead); a
+ * detail that is not a JSON object is left out, so that identity falls back to the projection too.
+ */
+export function identityAuthIdentityViews(source: AddressSource, log: (m: string) => void): import('../domain/ports.js').IdentityViews & { close(): void } {
+  const rpc = new Optional(source, (a) => grpcClient(IdentityAuthServiceClient, a), log);
+  return {
+    async render(ids) {
+      if (ids.length === 0) return new Map();
+      const res = await rpc.call<RenderIdentitiesResponse>('RenderIdentities', (c, deadline, cb) =>
+        c.renderIdentities({ identityIds: [...ids] }, new Metadata(), { deadline }, cb),
+      ).catch((err: unknown) => {
+        log(`policy: RenderIdentities failed: ${String(err)}`);
+        return null;
+      });
+      if (!res) return null;
+      const out = new Map<string, Record<string, unknown>>();
+      for (const r of res.identities) {
+        try {
+          const detail: unknown = JSON.parse(r.detailJson);
+          if (detail !== null && typeof detail === 'object' && !Array.isArray(detail)) out.set(r.id, detail as Record<string, unknown>);
+        } catch {
+          log(`policy: RenderIdentities answered an unreadable detail for ${r.id}`);
+        }
+      }
+      return out;
     },
     close: () => rpc.close(),
   };

@@ -3,7 +3,7 @@ import type { Handler, HandlerResult } from '@ziti/http-kit';
 import type { AccessManager } from '../domain/access-manager.js';
 import type { IdentityRecord, ListRequest, Page, PostureCheckRecord } from '../domain/model.js';
 import type { PolicyManager, PolicyTypes } from '../domain/policy-manager.js';
-import type { ListScope, PolicyKind, UnitOfWork } from '../domain/ports.js';
+import type { IdentityViews, ListScope, PolicyKind, UnitOfWork } from '../domain/ports.js';
 import type { RouterManager } from '../domain/router-manager.js';
 import type { ServiceManager } from '../domain/service-manager.js';
 import { id, listRequest, listResult, viewer } from './list.js';
@@ -22,6 +22,7 @@ export class PolicyRenderer {
   constructor(
     private readonly policies: PolicyManager,
     private readonly uow: UnitOfWork,
+    private readonly identityViews?: IdentityViews,
   ) {}
 
   async page<K extends PolicyKind>(kind: K, page: Page<PolicyTypes[K]>): Promise<HandlerResult> {
@@ -46,6 +47,19 @@ export class PolicyRenderer {
 
   identities(req: ListRequest, scope: ListScope): Promise<Page<IdentityRecord>> {
     return this.uow.repos.identities.list(req, scope);
+  }
+
+  /**
+   * An association list whose items are identities: the page is selected here (filter, sort and
+   * paging over the projection), and each item is identity-auth's own `identityDetail` of it, the
+   * one GET /identities answers (one `RenderIdentities` call per page). An identity identity-auth
+   * does not know (a router's local identity), or every item when identity-auth is unavailable, is
+   * rendered from the projection, with the fields only identity-auth knows empty.
+   */
+  async identityPage(req: ListRequest, scope: ListScope): Promise<HandlerResult> {
+    const page = await this.identities(req, scope);
+    const rendered = page.items.length > 0 && this.identityViews ? await this.identityViews.render(page.items.map((i) => i.id)) : null;
+    return listResult(page, (i) => rendered?.get(i.id) ?? identityDetail(i));
   }
 
   postureChecks(req: ListRequest, scope: ListScope): Promise<Page<PostureCheckRecord>> {
@@ -94,7 +108,7 @@ export function policyHandlers(policies: PolicyManager, render: PolicyRenderer, 
 
     async listServicePolicyIdentities(ctx) {
       await policies.policy('sp', id(ctx));
-      return listResult(await render.identities(listRequest(ctx), { of: 'linked', link: 'sp-identities', ownerId: id(ctx) }), identityDetail);
+      return render.identityPage(listRequest(ctx), { of: 'linked', link: 'sp-identities', ownerId: id(ctx) });
     },
     async listServicePolicyServices(ctx) {
       await policies.policy('sp', id(ctx));
@@ -110,7 +124,7 @@ export function policyHandlers(policies: PolicyManager, render: PolicyRenderer, 
     },
     async listEdgeRouterPolicyIdentities(ctx) {
       await policies.policy('erp', id(ctx));
-      return listResult(await render.identities(listRequest(ctx), { of: 'linked', link: 'erp-identities', ownerId: id(ctx) }), identityDetail);
+      return render.identityPage(listRequest(ctx), { of: 'linked', link: 'erp-identities', ownerId: id(ctx) });
     },
     async listServiceEdgeRouterPolicyEdgeRouters(ctx) {
       await policies.policy('serp', id(ctx));

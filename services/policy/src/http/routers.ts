@@ -8,7 +8,7 @@ import type { ServiceManager } from '../domain/service-manager.js';
 import type { UsageManager } from '../domain/usage-manager.js';
 import { id, listRequest, listResult, queryString, queryStrings, viewer } from './list.js';
 import type { PolicyRenderer } from './policies.js';
-import { edgeRouterDetail, identityDetail, routerDetail, serviceDetail } from './views.js';
+import { edgeRouterDetail, routerDetail, serviceDetail } from './views.js';
 
 /** `/edge-routers`, `/routers`, `/transit-routers`, their sub-lists, and the role attribute lists of services and edge routers. */
 export function routerHandlers(
@@ -83,7 +83,7 @@ export function routerHandlers(
     },
     async listEdgeRouterIdentities(ctx) {
       await routers.router('edge-routers', id(ctx));
-      return listResult(await render.identities(listRequest(ctx), { of: 'linked', link: 'router-identities', ownerId: id(ctx) }), identityDetail);
+      return render.identityPage(listRequest(ctx), { of: 'linked', link: 'router-identities', ownerId: id(ctx) });
     },
     async listEdgeRouterEdgeRouterPolicies(ctx) {
       await routers.router('edge-routers', id(ctx));

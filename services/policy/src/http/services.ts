@@ -13,7 +13,6 @@ import {
   commonEdgeRouter,
   configDetail,
   edgeRouterDetail,
-  identityDetail,
   renderedServiceDetail,
   serviceDetail,
   terminatorDetail,
@@ -98,8 +97,7 @@ export function serviceHandlers(
     },
     async listServiceIdentities(ctx) {
       await services.service(id(ctx));
-      const page = await render.identities(listRequest(ctx), { of: 'service-identities', id: id(ctx), policyType: policyType(ctx) });
-      return listResult(page, identityDetail);
+      return render.identityPage(listRequest(ctx), { of: 'service-identities', id: id(ctx), policyType: policyType(ctx) });
     },
 
     async listTerminators(ctx) {
