@@ -21,7 +21,7 @@ export interface Target {
   route: RouteDef;
 }
 
-export const BASES: Record<ApiName, string> = { client: '/edge/client/v1', management: '/edge/management/v1' };
+export const BASES: Record<ApiName, string> = { client: '/edge/client/v1', management: '/edge/management/v1', fabric: '/fabric/v1' };
 
 export interface FuzzInput {
   /** Family of the input: `path`, `query`, `body:malformed`, `body:wrong-type`, `body:nul`, … */

@@ -1,7 +1,12 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 
-/** The two public Edge APIs. */
-export type ApiName = 'client' | 'management';
+/** The public APIs: the two Edge APIs and the fabric API (`/fabric/v1`, what the admin console reads of it). */
+export type ApiName = 'client' | 'management' | 'fabric';
+
+/** The two Edge APIs, the ones with generated swagger documents (`/specs`) and informational routes. */
+export type EdgeApiName = Exclude<ApiName, 'fabric'>;
+export const EDGE_APIS: readonly EdgeApiName[] = ['client', 'management'];
+export const API_NAMES: readonly ApiName[] = ['client', 'management', 'fabric'];
 
 /** The bounded context that serves a route; the gateway proxies the route to it. */
 export type Owner = 'gateway' | 'identity-auth' | 'pki-enrollment' | 'policy' | 'session' | 'posture';

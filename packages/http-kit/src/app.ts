@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ApiName, type Owner, type RouteDef, routesFor } from '@ziti/api-contract';
+import { API_NAMES, type ApiName, type Owner, type RouteDef, routesFor } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
 import { checkAccess } from './access.js';
 import { type HttpApp, handedOverPrincipal, hasBody, isJsonMediaType, mediaTypeOf, readJsonBody, sendBody, sendError, sendJson } from './http.js';
@@ -13,6 +13,7 @@ import { validateBody } from './validate.js';
 export const API_BASES: Record<ApiName, string> = {
   client: '/edge/client/v1',
   management: '/edge/management/v1',
+  fabric: '/fabric/v1',
 };
 
 /** A context's request, with what the app learnt about it. */
@@ -59,9 +60,9 @@ export interface ServiceAppOptions {
   ready?: () => Promise<boolean>;
 }
 
-/** The API and the path under its base, when `path` is under one of the two bases. */
+/** The API and the path under its base, when `path` is under one of the API bases. */
 function apiOf(path: string): { api: ApiName; relative: string } | undefined {
-  for (const api of ['client', 'management'] as const) {
+  for (const api of API_NAMES) {
     const base = API_BASES[api];
     if (path.startsWith(base) && (path.length === base.length || path[base.length] === '/')) return { api, relative: path.slice(base.length) };
   }

@@ -39,10 +39,11 @@ export class RouteTable {
   private readonly byApi: Record<ApiName, { byFirst: Map<string, Entry[]>; wild: Entry[] }> = {
     client: { byFirst: new Map(), wild: [] },
     management: { byFirst: new Map(), wild: [] },
+    fabric: { byFirst: new Map(), wild: [] },
   };
 
   constructor(routes: readonly RouteDef[]) {
-    const all: Record<ApiName, Entry[]> = { client: [], management: [] };
+    const all: Record<ApiName, Entry[]> = { client: [], management: [], fabric: [] };
     for (const [order, route] of routes.entries()) {
       const entry: Entry = { route, pattern: pathPattern(route.path), params: (route.path.match(/\{/g) ?? []).length, order };
       for (const api of route.apis) all[api].push(entry);

@@ -118,7 +118,7 @@ describe('gateway (HTTPS, fake upstream and identity-auth)', () => {
   });
 
   describe('routing errors', () => {
-    it.each(['/nope', '/edge/client/v1/nope', '/fabric/v1/routers', '/.well-known/openid-configuration', '/edge/management/v1/protocols'])(
+    it.each(['/nope', '/edge/client/v1/nope', '/fabric/v1/nope', '/.well-known/openid-configuration', '/edge/management/v1/protocols'])(
       'GET %s is 404 NOT_FOUND in the envelope',
       async (path) => {
         const r = await call(gw, { path });

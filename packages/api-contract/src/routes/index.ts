@@ -1,4 +1,5 @@
 import type { ApiName, Owner, RouteDef } from '../route.js';
+import { FABRIC_ROUTES } from './fabric.js';
 import { GATEWAY_ROUTES } from './gateway.js';
 import { IDENTITY_AUTH_ROUTES } from './identity-auth.js';
 import { PKI_ENROLLMENT_ROUTES } from './pki-enrollment.js';
@@ -6,7 +7,7 @@ import { POLICY_ROUTES } from './policy.js';
 import { POSTURE_ROUTES } from './posture.js';
 import { SESSION_ROUTES } from './session.js';
 
-/** Every public operation this controller serves, across both APIs. */
+/** Every public operation this controller serves, across the Edge APIs and the fabric API. */
 export const ALL_ROUTES: readonly RouteDef[] = [
   ...GATEWAY_ROUTES,
   ...IDENTITY_AUTH_ROUTES,
@@ -14,6 +15,7 @@ export const ALL_ROUTES: readonly RouteDef[] = [
   ...POLICY_ROUTES,
   ...SESSION_ROUTES,
   ...POSTURE_ROUTES,
+  ...FABRIC_ROUTES,
 ];
 
 export function routesFor(filter: { owner?: Owner; api?: ApiName }): RouteDef[] {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Owner } from '@ziti/api-contract';
+import type { EdgeApiName, Owner } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
 import {
   CLIENT_CERT_HEADER,
@@ -36,8 +36,8 @@ export interface GatewayAppOptions {
   /** Proxies to the contexts that have an upstream. */
   proxies: Partial<Record<Owner, UpstreamHandler>>;
   authenticator: Authenticator;
-  /** The swagger JSON of an API (`/edge/<api>/v1/swagger.json`). */
-  swaggerJson(api: 'client' | 'management'): string;
+  /** The swagger JSON of an Edge API (`/edge/<api>/v1/swagger.json`). */
+  swaggerJson(api: EdgeApiName): string;
   /** True once shutdown began: readiness fails and connections are not kept alive. */
   draining(): boolean;
   /** The client's address, determined once per request (`http/client-address.ts`); default the socket's peer. */
@@ -73,7 +73,7 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
 
     const target = normalisePath(path);
     if (!target.api || target.relative === undefined) throw ApiError.of('NOT_FOUND');
-    if (target.relative === '/swagger.json' && (req.method === 'GET' || req.method === 'HEAD')) {
+    if (target.api !== 'fabric' && target.relative === '/swagger.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       return sendBody(res, opts.swaggerJson(target.api), 'application/json');
     }
     const { route, params } = opts.routes.match(target.api, req.method ?? 'GET', target.relative);

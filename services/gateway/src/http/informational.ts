@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { ApiName, RouteDef } from '@ziti/api-contract';
+import type { ApiName, EdgeApiName, RouteDef } from '@ziti/api-contract';
 import { ApiError, dataEnvelope, formatTimestamp } from '@ziti/errors';
 import { API_BASES, type RequestPrincipal } from '@ziti/http-kit';
 import yaml from 'js-yaml';
@@ -57,15 +57,15 @@ function wantsYaml(req: IncomingMessage): boolean {
  */
 export function informationalHandlers(opts: InformationalOptions): {
   handlers: Record<string, LocalHandler>;
-  specDocument(api: ApiName): Json;
-  specJson(api: ApiName): string;
+  specDocument(api: EdgeApiName): Json;
+  specJson(api: EdgeApiName): string;
 } {
   const { build, advertisedAddress } = opts;
   const baseUrl = (api: ApiName) => `https://${advertisedAddress}${API_BASES[api]}`;
   const apiVersion = (api: ApiName) => ({ v1: { path: API_BASES[api], apiBaseUrls: [baseUrl(api)] } });
 
-  const documents = new Map<ApiName, { doc: Json; json: string; yaml?: string }>();
-  const spec = (api: ApiName) => {
+  const documents = new Map<EdgeApiName, { doc: Json; json: string; yaml?: string }>();
+  const spec = (api: EdgeApiName) => {
     let entry = documents.get(api);
     if (!entry) {
       const doc = generateSpec({ api, routes: opts.routes, models: opts.models, host: advertisedAddress, version: build.version });
@@ -74,12 +74,12 @@ export function informationalHandlers(opts: InformationalOptions): {
     }
     return entry;
   };
-  const apiOfSpec = (id: string | undefined): ApiName => {
-    const api = (Object.keys(SPEC_IDS) as ApiName[]).find((a) => SPEC_IDS[a] === id);
+  const apiOfSpec = (id: string | undefined): EdgeApiName => {
+    const api = (Object.keys(SPEC_IDS) as EdgeApiName[]).find((a) => SPEC_IDS[a] === id);
     if (!api) throw ApiError.notFound();
     return api;
   };
-  const specDetail = (api: ApiName) => {
+  const specDetail = (api: EdgeApiName) => {
     const id = SPEC_IDS[api];
     const at = formatTimestamp(build.buildDate);
     return { _links: { self: { href: `./specs/${id}` }, spec: { href: `./specs/${id}/spec` } }, createdAt: at, id, name: id, tags: {}, updatedAt: at };
@@ -101,7 +101,7 @@ export function informationalHandlers(opts: InformationalOptions): {
     listVersion: version,
     listEnumeratedCapabilities: () => ({ body: dataEnvelope([...ENUMERATED_CAPABILITIES]) }),
     listProtocols: () => ({ body: dataEnvelope({ https: { address: advertisedAddress } }) }),
-    listSpecs: ({ api }) => ({ body: dataEnvelope([specDetail(api)]) }),
+    listSpecs: ({ api }) => ({ body: dataEnvelope(api === 'fabric' ? [] : [specDetail(api)]) }),
     detailSpec: ({ params }) => ({ body: dataEnvelope(specDetail(apiOfSpec(params.id))) }),
     detailSpecBody: ({ params, req }) => {
       const entry = spec(apiOfSpec(params.id));

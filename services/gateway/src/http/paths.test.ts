@@ -22,18 +22,20 @@ describe('normalisePath', () => {
     ['/edge/client/v1/.well-known/est/cacerts', '/edge/client/v1/.well-known/est/cacerts', 'client', '/.well-known/est/cacerts'],
     ['/edges', '/edge/client/v1/edges', 'client', '/edges'],
     ['/fabricate', '/edge/client/v1/fabricate', 'client', '/fabricate'],
+    ['/fabric/v1/routers', '/fabric/v1/routers', 'fabric', '/routers'],
+    ['/fabric/v1//routers', '/fabric/v1/routers', 'fabric', '/routers'],
+    ['/fabric/v1', '/fabric/v1', 'fabric', ''],
   ])('%s → %s', (raw, path, api, relative) => {
     expect(normalisePath(raw)).toEqual({ path, api, relative });
   });
 
   it.each([
-    ['/fabric/v1/routers', '/fabric/v1/routers'],
-    ['/fabric/v1//routers', '/fabric/v1/routers'],
+    ['/fabric/v2/routers', '/fabric/v2/routers'],
     ['/.well-known/openid-configuration', '/.well-known/openid-configuration'],
     ['/edge/other/v1/x', '/edge/other/v1/x'],
     ['/edge', '/edge'],
     ['/edge/client/v2/version', '/edge/client/v2/version'],
-  ])('%s is outside both APIs', (raw, path) => {
+  ])('%s is outside every API', (raw, path) => {
     expect(normalisePath(raw)).toEqual({ path });
   });
 });

@@ -1,11 +1,11 @@
-import type { ApiName } from '@ziti/api-contract';
+import { API_NAMES, type ApiName } from '@ziti/api-contract';
 import { API_BASES } from '@ziti/http-kit';
 
 /** Where a public request path leads once the OpenZiti aliases are applied. */
 export interface NormalisedPath {
   /** The full normalised path, as forwarded upstream (e.g. `/edge/client/v1/version`). */
   path: string;
-  /** The API it belongs to; undefined for paths outside both APIs (answered 404). */
+  /** The API it belongs to; undefined for paths outside every API (answered 404). */
   api?: ApiName;
   /** The path relative to the API base (`/version`); undefined when `api` is. */
   relative?: string;
@@ -28,7 +28,8 @@ function under(path: string, base: string): boolean {
  * - a path whose first segment is not `edge`, `fabric` or `.well-known` gets `/edge/client/v1`
  *   prefixed (old SDKs call `/authenticate`, `/version`, `/`);
  * - `/.well-known/est/cacerts` at the root is the client API's;
- * - an API base alone (with or without a trailing slash) is that API's `/version`.
+ * - an Edge API base alone (with or without a trailing slash) is that API's `/version`;
+ * - `/fabric/v1/*` is the fabric API.
  */
 export function normalisePath(rawPath: string): NormalisedPath {
   let path = rawPath.replace(/\/{2,}/g, '/');
@@ -39,9 +40,9 @@ export function normalisePath(rawPath: string): NormalisedPath {
   if (!UNPREFIXED_ROOTS.has(first)) path = API_BASES.client + (path === '/' ? '' : path);
   if (ROOT_WELL_KNOWN.some((p) => path === p || path === `${p}/`)) path = API_BASES.client + path;
 
-  for (const api of ['client', 'management'] as const) {
+  for (const api of API_NAMES) {
     const base = API_BASES[api];
-    if (path === base || path === `${base}/`) path = `${base}/version`;
+    if (api !== 'fabric' && (path === base || path === `${base}/`)) path = `${base}/version`;
     if (under(path, base)) return { path, api, relative: path.slice(base.length) };
   }
   return { path };

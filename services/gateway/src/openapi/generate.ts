@@ -1,11 +1,11 @@
-import type { ApiName, RouteDef } from '@ziti/api-contract';
+import type { EdgeApiName, RouteDef } from '@ziti/api-contract';
 import { API_BASES } from '@ziti/http-kit';
 import { DefinitionSet, type Json } from './schema.js';
 
-/** The spec ids of the two APIs, as `/specs` lists them. */
-export const SPEC_IDS: Record<ApiName, string> = { client: 'edge-client', management: 'edge-management' };
+/** The spec ids of the two Edge APIs, as `/specs` lists them (the fabric API has no document here). */
+export const SPEC_IDS: Record<EdgeApiName, string> = { client: 'edge-client', management: 'edge-management' };
 
-const TITLES: Record<ApiName, { title: string; description: string }> = {
+const TITLES: Record<EdgeApiName, { title: string; description: string }> = {
   client: { title: 'Ziti Edge Client', description: 'OpenZiti Edge Client API' },
   management: { title: 'Ziti Edge Management', description: 'OpenZiti Edge Management API' },
 };
@@ -21,7 +21,7 @@ const WWW_AUTHENTICATE = {
 };
 
 export interface SpecOptions {
-  api: ApiName;
+  api: EdgeApiName;
   routes: readonly RouteDef[];
   models: Readonly<Record<string, unknown>>;
   /** `host:port` clients reach the controller at. */

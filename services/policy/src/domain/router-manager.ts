@@ -43,6 +43,11 @@ export class RouterManager {
     return this.uow.repos.routers.list(VIEW_OF[collection], req, scope);
   }
 
+  /** The fabric API's router links and circuits: none while no router connects (no data plane yet). */
+  fabricState(kind: 'links' | 'circuits', req: ListRequest): Promise<Page<never>> {
+    return this.uow.repos.routers.fabricState(kind, req);
+  }
+
   async router(collection: RouterCollection, id: string): Promise<Router> {
     const r = await this.uow.repos.routers.find(id);
     if (!r || !visible(collection, r)) throw ApiError.notFound();

@@ -8,7 +8,7 @@ import type { ServiceManager } from '../domain/service-manager.js';
 import type { UsageManager } from '../domain/usage-manager.js';
 import { id, listRequest, listResult, queryString, queryStrings, viewer } from './list.js';
 import type { PolicyRenderer } from './policies.js';
-import { edgeRouterDetail, routerDetail, serviceDetail } from './views.js';
+import { edgeRouterDetail, fabricRouterDetail, routerDetail, serviceDetail } from './views.js';
 
 /** `/edge-routers`, `/routers`, `/transit-routers`, their sub-lists, and the role attribute lists of services and edge routers. */
 export function routerHandlers(
@@ -23,6 +23,8 @@ export function routerHandlers(
     [`list${nouns}`]: async (ctx) => {
       const page = await routers.list(collection, listRequest(ctx));
       const enrollment = await routers.enrollment(page.items.map((r) => r.id));
+      // The fabric API's GET /routers: the same routers (every kind), in its own shape.
+      if (ctx.api === 'fabric') return listResult(page, (r) => fabricRouterDetail(r, enrollment.get(r.id)));
       return listResult(page, (r) => routerDetail(collection, r, enrollment.get(r.id)));
     },
     [`create${noun}`]: async (ctx) => ({ status: 201, body: createdEnvelope(collection, await routers.create(collection, ctx.body)) }),
@@ -47,6 +49,12 @@ export function routerHandlers(
     ...plain('routers', 'Router', 'Routers'),
     ...plain('transit-routers', 'TransitRouter', 'TransitRouters'),
 
+    async listLinks(ctx) {
+      return listResult(await routers.fabricState('links', listRequest(ctx)), () => ({}));
+    },
+    async listCircuits(ctx) {
+      return listResult(await routers.fabricState('circuits', listRequest(ctx)), () => ({}));
+    },
     async listEdgeRouters(ctx) {
       const rf = parseRoleFilter(queryStrings(ctx, 'roleFilter'), queryString(ctx, 'roleSemantic'));
       const page = await routers.list('edge-routers', listRequest(ctx), rf ? { of: 'role-filter', selector: rf } : undefined);

@@ -13,6 +13,7 @@ import {
   commonEdgeRouter,
   configDetail,
   edgeRouterDetail,
+  fabricTerminatorDetail,
   renderedServiceDetail,
   serviceDetail,
   terminatorDetail,
@@ -101,7 +102,8 @@ export function serviceHandlers(
     },
 
     async listTerminators(ctx) {
-      return listResult(await services.listTerminators(listRequest(ctx)), terminatorDetail);
+      const page = await services.listTerminators(listRequest(ctx));
+      return ctx.api === 'fabric' ? listResult(page, fabricTerminatorDetail) : listResult(page, terminatorDetail);
     },
     async createTerminator(ctx) {
       return { status: 201, body: createdEnvelope('terminators', await services.saveTerminator(null, ctx.body, false)) };

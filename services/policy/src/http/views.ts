@@ -260,3 +260,43 @@ export const serviceConfigDetail = (o: ServiceConfigOverride) => ({
   service: entityRef('services', o.serviceId, o.serviceName),
   serviceId: o.serviceId,
 });
+
+// ---------------------------------------------------------------- the fabric API (/fabric/v1)
+
+const fabricRef = (plural: 'routers' | 'services', id: string, name: string) => ({ _links: links(plural, id, ['terminators']), entity: plural, id, name });
+
+/**
+ * The fabric API's `routerDetail` (controller `FabricRouterModelMapper`): every router kind, with
+ * `connected` (no router connects to this controller yet), and what only a connected router
+ * reports (listener addresses, interfaces, version) absent or null, as the controller renders an
+ * offline router. Go's nil slices and pointers are null; `ctrlChanListeners` is left out when empty.
+ */
+export const fabricRouterDetail = (r: Router, e: RouterEnrollmentInfo | undefined) => ({
+  ...base('routers', r, ['terminators']),
+  configs: r.configs.length > 0 ? r.configs : null,
+  connected: false,
+  cost: r.cost,
+  ...(Object.keys(r.ctrlChanListeners).length > 0 ? { ctrlChanListeners: r.ctrlChanListeners } : {}),
+  disabled: r.disabled,
+  fingerprint: e?.fingerprint ?? r.fingerprint ?? null,
+  interfaces: null,
+  listenerAddresses: null,
+  name: r.name,
+  noTraversal: r.noTraversal,
+});
+
+/** The fabric API's `terminatorDetail`: `instanceId` (the Edge API's `identity`), `hostId`, `dynamicCost`. */
+export const fabricTerminatorDetail = (t: Terminator) => ({
+  ...base('terminators', t),
+  address: t.address,
+  binding: t.binding,
+  cost: t.cost,
+  dynamicCost: 0,
+  hostId: '',
+  instanceId: t.identity,
+  precedence: t.precedence,
+  router: fabricRef('routers', t.routerId, t.routerName),
+  routerId: t.routerId,
+  service: fabricRef('services', t.serviceId, t.serviceName),
+  serviceId: t.serviceId,
+});
