@@ -1,4 +1,4 @@
-import { ALL_ROUTES, type ApiName, MODELS, route } from '@ziti/api-contract';
+import { ALL_ROUTES, EDGE_APIS, MODELS, route } from '@ziti/api-contract';
 import { generateSpec } from './generate.js';
 import { DefinitionSet, type Json } from './schema.js';
 
@@ -13,7 +13,7 @@ function refs(node: unknown, out: string[] = []): string[] {
   return out;
 }
 
-describe.each(['client', 'management'] as ApiName[])('generated %s spec', (api) => {
+describe.each([...EDGE_APIS])('generated %s spec', (api) => {
   const doc = generateSpec({ api, routes: ALL_ROUTES, models: MODELS, host: 'ctrl.example:1280', version: 'v9.9.9' }) as Json & {
     paths: Record<string, Record<string, Json>>;
     definitions: Record<string, Json>;
