@@ -14,6 +14,8 @@ export {
   foreignKeyOrder,
   isSnapshotId,
   quoteIdent,
+  type SchemaMaintenanceOptions,
+  schemaMaintenance,
 } from './snapshot.js';
 export { type RestoreContext, type RestoreOptions, type RestoredContext, RestoreRefused, migrationNames, readSnapshotContexts, restoreSnapshot } from './restore.js';
 export { SNAPSHOT_PREFIX, type SnapshotFileWriter, createSnapshotFile, snapshotFileName } from './snapshot-file.js';

@@ -249,3 +249,26 @@ export async function countEntities(
   const { rows } = await pool.query<{ counts: Record<string, number | string> }>(`SELECT json_build_object(${fields.join(', ')}) AS counts`);
   return Object.fromEntries(Object.entries(rows[0]!.counts).map(([k, v]) => [k, Number(v)]));
 }
+
+export interface SchemaMaintenanceOptions {
+  databaseUrl: string;
+  /** The context's schema and name. */
+  schema: string;
+  context: string;
+  /** A pool whose connections see the schema (`createSchemaPool`), for the counts. */
+  pool: { query<R>(text: string): Promise<{ rows: R[] }> };
+  /** Entity type name (OpenZiti's) → the table or subquery its management list counts. */
+  counts: Readonly<Record<string, string>>;
+}
+
+/**
+ * The SQL side of a context's MaintenanceService (`maintenanceService` of `@ziti/service-kit`):
+ * its entity counts, an exported snapshot, and the dump of its schema.
+ */
+export function schemaMaintenance(opts: SchemaMaintenanceOptions) {
+  return {
+    countEntities: () => countEntities(opts.pool, opts.counts),
+    holdSnapshot: (holdMs: number) => exportSnapshot(opts.databaseUrl, holdMs),
+    dumpSchema: (snapshotId: string) => dumpSchema({ databaseUrl: opts.databaseUrl, schema: opts.schema, context: opts.context, snapshotId: snapshotId || undefined }),
+  };
+}
