@@ -127,8 +127,8 @@ export function foreignKeyOrder(tables: readonly string[], references: readonly 
 /**
  * The lines of one context's part of a snapshot file (`context`, then each table and its rows,
  * the sequences, `end-context`), read in one `REPEATABLE READ, READ ONLY` transaction that
- * imports `snapshotId` when given. Yields chunks of lines; stopping the iteration early ends
- * the transaction.
+ * imports `snapshotId` when given. Yields chunks of lines, the first (the `context` line) as soon
+ * as the snapshot is imported; stopping the iteration early ends the transaction.
  */
 export async function* dumpSchema(opts: DumpSchemaOptions): AsyncGenerator<string[]> {
   if (!SCHEMA_RE.test(opts.schema)) throw new Error(`invalid schema name: ${opts.schema}`);
@@ -191,6 +191,8 @@ export async function* dumpSchema(opts: DumpSchemaOptions): AsyncGenerator<strin
     };
 
     push(controlLine('context', { name: opts.context, schema, migrations }));
+    // At once: the caller learns that the snapshot is imported (the exporter may end now).
+    yield take();
     for (const name of ordered) {
       const table = byName.get(name)!;
       const columns = (
