@@ -48,6 +48,7 @@ export async function startSecondGateway(ctl: TestController, opts: SecondGatewa
       dataDir: options.dataDir,
       upstreams: Object.fromEntries(Object.entries(running.services).map(([name, s]) => [name, s.httpUrl])),
       identityAuthGrpc: identityAuth.grpcAddress,
+      contextGrpc: Object.fromEntries(Object.entries(running.services).map(([name, s]) => [name, s.grpcAddress])),
       // The same TLS credentials as the first replica: both come from pki-enrollment.
       pkiEnrollmentGrpc: running.services['pki-enrollment']?.grpcAddress,
       log: (m: string) => ctl.logs.push(`[${name}] ${m}`),

@@ -36,6 +36,8 @@ export interface ControllerOptions {
   natsStream?: string;
   natsSubjectPrefix?: string;
   cacheKeyPrefix?: string;
+  /** Where database snapshots are written (`ZITI_SNAPSHOT_DIR`). Default `<dataDir>/snapshots`. */
+  snapshotDir?: string;
   /** Gateway listen host. Default 0.0.0.0. */
   listenHost?: string;
   /** Gateway port. Default 1280; 0 = ephemeral. */
@@ -175,6 +177,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       // TLS credentials and the enrollment JWT signer come from the controller PKI in pki-enrollment.
       pkiEnrollmentGrpc: services['pki-enrollment']?.grpcAddress,
       contextGrpc: Object.fromEntries(running.map((s) => [s.name, s.grpcAddress])),
+      snapshotDir: opts.snapshotDir,
       ...opts.guards,
       log,
     });

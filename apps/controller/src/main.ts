@@ -22,6 +22,7 @@ async function main(): Promise<void> {
     databaseUrl: env.DATABASE_URL || undefined,
     natsUrl: env.NATS_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
+    snapshotDir: env.ZITI_SNAPSHOT_DIR ? resolve(env.ZITI_SNAPSHOT_DIR) : undefined,
     listenHost,
     port,
     advertisedAddress: env.ZITI_CTRL_ADVERTISED_ADDRESS || undefined,

@@ -127,7 +127,8 @@ function callLocal(address: string, path: string, request: unknown, deadline: nu
 /**
  * A client of a generated gRPC service for `address`: calls go to the server of this process when
  * one is registered there at the time of the call, else over the network (a plaintext channel,
- * created on first need). The object has the generated client's unary methods and `close()`.
+ * created on first need). The object has the generated client's methods and `close()`; streaming
+ * methods always use the network.
  * Example: `grpcClient(PolicyServiceClient, '127.0.0.1:18203').getServiceAccess(req, md, { deadline }, cb)`.
  */
 export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string): C {
@@ -137,7 +138,12 @@ export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string): 
     close: () => remote?.close(),
   };
   for (const [name, def] of Object.entries(Ctor.service)) {
-    if (def.requestStream || def.responseStream) continue;
+    // Streaming calls (the database snapshot's) always go over the network: they carry bulk data
+    // and are rare, so the in-process shortcut serves only unary calls.
+    if (def.requestStream || def.responseStream) {
+      client[name] = (...args: unknown[]) => (network() as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!.call(remote, ...args);
+      continue;
+    }
     client[name] = (request: unknown, ...rest: unknown[]) => {
       if (!grpcServers.has(address)) {
         const fn = (network() as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!;

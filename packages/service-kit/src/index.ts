@@ -4,3 +4,4 @@ export { type HttpListener, listenHttp } from './http.js';
 export { type GrpcServiceBinding, type GrpcListener, healthService, startGrpcServer } from './grpc.js';
 export { boolEnv, guardProcess, onShutdown, requireEnv, intEnv } from './process.js';
 export { grpcClient, inProcessEnabled, localHttpApp, registerGrpcServer, registerHttpApp } from './in-process.js';
+export { MAX_HOLD_SECONDS, type MaintenancePort, maintenanceService } from './maintenance.js';

@@ -1,5 +1,5 @@
 import { credentials } from '@grpc/grpc-js';
-import { type HealthCheckResponse, HealthServiceClient } from '@ziti/proto';
+import { type DumpSchemaChunk, type HealthCheckResponse, HealthServiceClient, MaintenanceServiceClient } from '@ziti/proto';
 import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { testInfra } from './infra.js';
@@ -20,7 +20,8 @@ export interface ServiceShapeSubject {
 /**
  * The behaviour every context shares (CODE_STYLE "one service, one shape"), as one jest suite:
  * migrations apply once into the context's own schema, and a started service answers `/healthz`,
- * `/readyz`, the 404 envelope and gRPC health, then stops. Call it from a `*.int.test.ts` file.
+ * `/readyz`, the 404 envelope and gRPC health, then stops; and it serves the MaintenanceService
+ * (entity counts, a dump of its schema). Call it from a `*.int.test.ts` file.
  */
 export function describeServiceShape(subject: ServiceShapeSubject): void {
   describe(`${subject.name} service`, () => {
@@ -62,6 +63,30 @@ export function describeServiceShape(subject: ServiceShapeSubject): void {
         client.close();
         expect(health).toEqual({ service: subject.name, ready: true });
       } finally {
+        await service.stop();
+      }
+    });
+
+    it('serves the MaintenanceService: entity counts and a dump of its own schema', async () => {
+      const service = await subject.start(db.url);
+      const client = new MaintenanceServiceClient(service.grpcAddress, credentials.createInsecure());
+      try {
+        const { counts } = await new Promise<{ counts: Record<string, number> }>((resolve, reject) =>
+          client.countEntities({}, (err, res) => (err ? reject(err) : resolve(res))),
+        );
+        expect(Object.keys(counts).length).toBeGreaterThan(0);
+        for (const n of Object.values(counts)) expect(Number.isInteger(n) && n >= 0).toBe(true);
+        const lines: string[] = [];
+        await new Promise<void>((resolve, reject) => {
+          const stream = client.dumpSchema({ snapshotId: '' });
+          stream.on('data', (chunk: DumpSchemaChunk) => lines.push(...chunk.lines));
+          stream.on('error', reject);
+          stream.on('end', resolve);
+        });
+        expect(JSON.parse(lines[0]!)).toEqual(['context', { name: subject.name, schema: subject.schema, migrations: [...subject.migrations] }]);
+        expect(JSON.parse(lines.at(-1)!)).toEqual(['end-context', { name: subject.name, rows: lines.filter((l) => l.startsWith('{')).length }]);
+      } finally {
+        client.close();
         await service.stop();
       }
     });

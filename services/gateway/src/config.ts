@@ -34,6 +34,8 @@ export interface GatewayConfig extends GatewayGuardConfig {
   pkiEnrollmentGrpc: string;
   /** Every context's gRPC address (fan-out operations: `/summary`, `/database/*`). */
   contextGrpc: Record<UpstreamOwner, string>;
+  /** Where `POST /database/snapshot` writes (`ZITI_SNAPSHOT_DIR`); default `<dataDir>/snapshots`. */
+  snapshotDir?: string;
   instanceId?: string;
   revision: string;
 }
@@ -145,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
       session: hostPort(env, 'SESSION_GRPC', '127.0.0.1:18204'),
       posture: hostPort(env, 'POSTURE_GRPC', '127.0.0.1:18205'),
     },
+    snapshotDir: env.ZITI_SNAPSHOT_DIR?.trim() ? resolve(env.ZITI_SNAPSHOT_DIR.trim()) : undefined,
     instanceId: env.ZITI_INSTANCE_ID?.trim() || undefined,
     revision: env.ZITI_REVISION?.trim() || 'local',
     ...loadGuardConfig(env),

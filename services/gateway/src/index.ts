@@ -5,3 +5,4 @@ export type { AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
 export type { LoginLimitOptions } from './limits/login-failures.js';
 export { type ControllerPki, type PkiOptions, PKI_FILES, loadOrCreatePki } from './pki/store.js';
 export { HEALTH_PATHS } from './http/app.js';
+export { type Snapshotter, type SnapshotterDeps, createSnapshotter, defaultSnapshotDir } from './maintenance/index.js';

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     identityAuthGrpc: config.identityAuthGrpc,
     pkiEnrollmentGrpc: config.pkiEnrollmentGrpc,
     contextGrpc: config.contextGrpc,
+    snapshotDir: config.snapshotDir,
     instanceId: config.instanceId,
     revision: config.revision,
     trustedProxies: config.trustedProxies,

@@ -20,6 +20,7 @@ import type { LoginLimitOptions } from './limits/login-failures.js';
 import { controllersHandler } from './http/controllers.js';
 import { type RemotePki, type TlsCredentials, remotePki } from './pki/remote.js';
 import { loadOrCreatePki, requiredSans } from './pki/store.js';
+import { createSnapshotter, defaultSnapshotDir, maintenanceClients, snapshotHandler, summaryHandler } from './maintenance/index.js';
 
 export const SERVICE_NAME = 'gateway';
 
@@ -59,6 +60,8 @@ export interface GatewayDeps {
    * context (`/summary`, `/database/*`). A context missing here is left out of them.
    */
   contextGrpc?: Partial<Record<UpstreamOwner, string>>;
+  /** Where database snapshots are written (`ZITI_SNAPSHOT_DIR`); default `<dataDir>/snapshots`. */
+  snapshotDir?: string;
   instanceId?: string;
   /** Reported in `/version` and the `server` header; default `v<package version>`. */
   version?: string;
@@ -226,6 +229,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     models: MODELS,
   });
   const instanceId = deps.instanceId ?? hostname();
+  const maintenance = maintenanceClients(deps.contextGrpc ?? {});
+  closers.push(maintenance.close);
+  // The data integrity fix takes its snapshot with the same `snapshotter.take()` (no rate limit).
+  const snapshotter = createSnapshotter({ contextGrpc: deps.contextGrpc ?? {}, snapshotDir: deps.snapshotDir ?? defaultSnapshotDir(deps.dataDir), log });
+  closers.push(snapshotter.close);
   handle = createGatewayApp({
     instanceId,
     version,
@@ -234,6 +242,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     local: {
       ...info.handlers,
       listControllers: controllersHandler({ id: instanceId, advertisedAddress, certPem: () => tls.certPem, startedAt: new Date() }),
+      listSummary: summaryHandler(maintenance.clients),
+      createDatabaseSnapshot: snapshotHandler(snapshotter, deps.cache, instanceId),
     },
     proxies,
     authenticator,

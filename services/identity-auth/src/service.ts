@@ -29,6 +29,7 @@ import { sessionTimeoutMs } from './domain/session-time.js';
 import { sharedPrincipalCache } from './events/principal-cache.js';
 import { subscribePkiEvents } from './events/subscribers.js';
 import { identityAuthServer } from './grpc/identity-auth.js';
+import { maintenance } from './grpc/maintenance.js';
 import { apiSessionHandlers } from './http/api-sessions.js';
 import { authPolicyHandlers } from './http/auth-policies.js';
 import { authenticateHandlers } from './http/authenticate.js';
@@ -178,6 +179,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
       { definition: IdentityAuthServiceService, implementation: identityAuthServer(sessions, identities, authenticators) as unknown as UntypedServiceImplementation },
       healthService(SERVICE_NAME, ready),
+      maintenance(deps.databaseUrl, db.pool, log),
     ]);
     cleanup.push(() => grpc.stop());
     const pkiEvents = await subscribePkiEvents(deps.bus, authenticators);

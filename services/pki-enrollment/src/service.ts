@@ -15,6 +15,7 @@ import { SessionCertManager } from './domain/session-certs.js';
 import { subscribeIdentityEvents } from './events/subscribers.js';
 import { identityAuthDirectory } from './grpc/identity-auth-client.js';
 import { pkiEnrollmentServer } from './grpc/pki-enrollment.js';
+import { maintenance } from './grpc/maintenance.js';
 import { caHandlers } from './http/cas.js';
 import { enrollHandlers } from './http/enroll.js';
 import { enrollmentHandlers } from './http/enrollments.js';
@@ -121,6 +122,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
         implementation: pkiEnrollmentServer({ pki, address, enrollments, routers, cas: uow.repos.cas }) as unknown as UntypedServiceImplementation,
       },
       healthService(SERVICE_NAME, ready),
+      maintenance(deps.databaseUrl, db.pool, log),
     ]);
     closers.push(() => grpc.stop());
     log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);

@@ -13,6 +13,7 @@ import { UsageManager } from './domain/usage-manager.js';
 import { startProjectionConsumers } from './events/consumers.js';
 import { type AddressSource, identityAuthIdentityViews, identityAuthRouterIdentities, pkiRouterEnrollments, postureEvaluator } from './grpc/clients.js';
 import { policyServer } from './grpc/policy.js';
+import { maintenance } from './grpc/maintenance.js';
 import { configHandlers } from './http/configs.js';
 import { identityHandlers } from './http/identities.js';
 import { PolicyRenderer, policyHandlers } from './http/policies.js';
@@ -112,6 +113,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
       { definition: PolicyServiceService, implementation: policyServer(projections, usage, access) as unknown as UntypedServiceImplementation },
       healthService(SERVICE_NAME, ready),
+      maintenance(deps.databaseUrl, db.pool, log),
     ]);
     closers.push(() => grpc.stop());
     deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);

@@ -10,6 +10,7 @@ import { subscribeLifecycle } from './events/subscribers.js';
 import { grpcIdentityLookup } from './grpc/identity-client.js';
 import { type Address, grpcPolicyPort } from './grpc/policy-client.js';
 import { postureServer } from './grpc/posture.js';
+import { maintenance } from './grpc/maintenance.js';
 import { identityPostureHandlers } from './http/identity-posture.js';
 import { postureCheckHandlers } from './http/posture-checks.js';
 import { postureResponseHandlers } from './http/posture-responses.js';
@@ -87,6 +88,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
       { definition: PostureServiceService, implementation: postureServer(posture) as unknown as UntypedServiceImplementation },
       healthService(SERVICE_NAME, ready),
+      maintenance(deps.databaseUrl, db.pool, log),
     ]);
     closers.push(() => grpc.stop());
     deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);

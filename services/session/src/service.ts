@@ -7,6 +7,7 @@ import { SessionManager } from './domain/session-manager.js';
 import { subscribeAll } from './events/subscribers.js';
 import { type Address, grpcPolicyPort, grpcPosturePort, grpcSigningKeySource } from './grpc/clients.js';
 import { signingKeySigner } from './grpc/signer.js';
+import { maintenance } from './grpc/maintenance.js';
 import { sessionHandlers } from './http/sessions.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { ServiceUpdateRepository, SessionRepository } from './store/session-repo.js';
@@ -87,7 +88,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates), ready });
     const http = await listenHttp(app, deps.http.host, deps.http.port);
     closers.push(() => http.close());
-    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [healthService(SERVICE_NAME, ready)]);
+    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [healthService(SERVICE_NAME, ready), maintenance(deps.databaseUrl, pool, log)]);
     closers.push(() => grpc.stop());
     deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };

@@ -125,11 +125,19 @@ export const ApiErrorModel = Type.Object(
 export const ApiErrorEnvelope = Type.Object({ error: ApiErrorModel, meta: Meta }, { $id: 'apiErrorEnvelope' });
 
 /** Models of the informational operations and the error envelope. */
+// ---------------------------------------------------------------- summary
+
+/** `GET /summary`: entity type (OpenZiti's store name, e.g. `identities`, `routers.edge`) → count. */
+export const ListSummaryCounts = Type.Object({}, { additionalProperties: Type.Integer(), $id: 'listSummaryCounts' });
+
+export const ListSummaryCountsEnvelope = envelope('listSummaryCountsEnvelope', ListSummaryCounts);
+
 export const INFORMATIONAL_MODELS: Record<string, TSchema> = Object.fromEntries(
   [
     ApiVersion, Version, ListVersionEnvelope, Capabilities, ListEnumeratedCapabilitiesEnvelope, Protocol, ListProtocols,
     ListProtocolsEnvelope, SpecDetail, SpecList, SpecBodyDetail, ListSpecsEnvelope, DetailSpecEnvelope,
     DetailSpecBodyEnvelope, SpecDocument, ApiErrorCause, ApiErrorModel, ApiErrorEnvelope,
     ApiAddress, ApiAddressArray, ApiAddressList, ControllerDetail, ControllersList, ListControllersEnvelope,
+    ListSummaryCounts, ListSummaryCountsEnvelope,
   ].map((s) => [s.$id as string, s]),
 );

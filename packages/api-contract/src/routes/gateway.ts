@@ -1,10 +1,12 @@
 import { Type } from '@sinclair/typebox';
+import { Empty } from '../models/common.js';
 import { type RouteDef, route } from '../route.js';
 import {
   SpecDocument,
   DetailSpecEnvelope,
   ListEnumeratedCapabilitiesEnvelope,
   ListControllersEnvelope,
+  ListSummaryCountsEnvelope,
   ListProtocolsEnvelope,
   ListSpecsEnvelope,
   ListVersionEnvelope,
@@ -15,7 +17,8 @@ const INFORMATIONAL = ['Informational'] as const;
 
 /**
  * Operations served by the gateway itself (owner `gateway`): the informational ones (anonymous) and
- * `/controllers` (authenticated; this deployment's controller with its API addresses).
+ * `/controllers` (authenticated; this deployment's controller with its API addresses), and the
+ * admin operations it answers by asking every context (`/summary`, `/database/snapshot`).
  * `GET /` is reached through the base-path aliases (`/`, `/edge/client/v1`, …), which the gateway
  * resolves to `/version`.
  */
@@ -108,5 +111,28 @@ export const GATEWAY_ROUTES: readonly RouteDef[] = [
     summary: "Returns a list of this deployment's controllers and their API addresses",
     query: Type.Object({ limit: Type.Optional(Type.Integer()), offset: Type.Optional(Type.Integer()), filter: Type.Optional(Type.String()) }),
     success: { status: 200, schema: ListControllersEnvelope },
+  }),
+  // Answered by asking every context (MaintenanceService), management API only, admins only.
+  route({
+    operationId: 'listSummary',
+    method: 'GET',
+    path: '/summary',
+    apis: ['management'],
+    owner: 'gateway',
+    access: 'admin',
+    tags: INFORMATIONAL,
+    summary: 'Returns a list of accessible resource counts',
+    success: { status: 200, schema: ListSummaryCountsEnvelope },
+  }),
+  route({
+    operationId: 'createDatabaseSnapshot',
+    method: 'POST',
+    path: '/database/snapshot',
+    apis: ['management'],
+    owner: 'gateway',
+    access: 'admin',
+    tags: ['Database'],
+    summary: 'Create a new database snapshot. Requires admin access.',
+    success: { status: 200, schema: Empty },
   }),
 ];

@@ -29,7 +29,7 @@ export interface LocalResult {
   contentType?: string;
 }
 
-export type LocalHandler = (call: LocalCall) => LocalResult;
+export type LocalHandler = (call: LocalCall) => LocalResult | Promise<LocalResult>;
 
 export interface InformationalOptions {
   build: BuildInfo;
