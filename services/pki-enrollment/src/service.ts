@@ -2,7 +2,7 @@ import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { createServiceApp } from '@ziti/http-kit';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
 import { PkiEnrollmentServiceService } from '@ziti/proto';
-import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import { KeyVault } from './crypto/secrets.js';
 import { CaManager } from './domain/cas.js';
 import { EnrollFlows } from './domain/enroll.js';
@@ -15,6 +15,7 @@ import { SessionCertManager } from './domain/session-certs.js';
 import { subscribeIdentityEvents } from './events/subscribers.js';
 import { identityAuthDirectory } from './grpc/identity-auth-client.js';
 import { pkiEnrollmentServer } from './grpc/pki-enrollment.js';
+import { pkiIntegrity } from './grpc/integrity.js';
 import { caHandlers } from './http/cas.js';
 import { enrollHandlers } from './http/enroll.js';
 import { enrollmentHandlers } from './http/enrollments.js';
@@ -120,6 +121,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
         definition: PkiEnrollmentServiceService,
         implementation: pkiEnrollmentServer({ pki, address, enrollments, routers, cas: uow.repos.cas }) as unknown as UntypedServiceImplementation,
       },
+      integrityService(pkiIntegrity(db.pool, () => relay.flush())),
       healthService(SERVICE_NAME, ready),
     ]);
     closers.push(() => grpc.stop());

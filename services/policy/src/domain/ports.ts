@@ -258,6 +258,8 @@ export interface Evaluator {
   detach(entity: EntityType, id: string): Promise<EntityEvaluation>;
   /** An entity deleted: strips `@id` from every policy role list that names it. */
   removeReferences(entity: EntityType, id: string): Promise<void>;
+  /** Recomputes every link and pair count from the role lists (the data integrity fix). */
+  rebuildAll(): Promise<void>;
   /** The ids among `ids` that are not entities of the type. */
   missingIds(entity: EntityType, ids: readonly string[]): Promise<string[]>;
   /** id → name for display fields. */
