@@ -18,6 +18,9 @@ import type { AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
 import { createLoginGuard } from './limits/login-guard.js';
 import type { LoginLimitOptions } from './limits/login-failures.js';
 import { controllersHandler } from './http/controllers.js';
+import { integrityHandlers } from './integrity/handlers.js';
+import { type IntegrityPeer, grpcIntegrityPeer } from './integrity/peers.js';
+import { IntegrityRunner } from './integrity/runner.js';
 import { type RemotePki, type TlsCredentials, remotePki } from './pki/remote.js';
 import { loadOrCreatePki, requiredSans } from './pki/store.js';
 
@@ -59,6 +62,22 @@ export interface GatewayDeps {
    * context (`/summary`, `/database/*`). A context missing here is left out of them.
    */
   contextGrpc?: Partial<Record<UpstreamOwner, string>>;
+  /**
+   * Takes a database snapshot; the data integrity fix (`/database/fix-data-integrity`) calls it
+   * first and repairs nothing when it is absent or fails (the run ends with `error` set).
+   */
+  takeSnapshot?: () => Promise<unknown>;
+  /**
+   * The shared cache itself, where `cache` has a near copy in front of it (the all-in-one
+   * controller): the data integrity lease and results are read there, so every replica sees a run
+   * the moment it starts. Default `cache`.
+   */
+  sharedCache?: Cache;
+  /**
+   * Called after each step of a data integrity run has stored its results (progress
+   * instrumentation; the tests hold a run here to read its partial results).
+   */
+  integrityStepHook?: (step: string) => Promise<void>;
   instanceId?: string;
   /** Reported in `/version` and the `server` header; default `v<package version>`. */
   version?: string;
@@ -156,6 +175,14 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   const proxies: Partial<Record<Owner, UpstreamHandler>> = {};
   const closers: (() => void)[] = [];
+  const peers: Partial<Record<UpstreamOwner, IntegrityPeer>> = {};
+  for (const [owner, address] of Object.entries(deps.contextGrpc ?? {})) {
+    if (!address) continue;
+    const peer = grpcIntegrityPeer(address);
+    peers[owner as UpstreamOwner] = peer;
+    closers.push(() => peer.close());
+  }
+  const integrity = new IntegrityRunner({ cache: deps.sharedCache ?? deps.cache, peers, takeSnapshot: deps.takeSnapshot, stepHook: deps.integrityStepHook, log });
   for (const [owner, target] of Object.entries(deps.upstreams)) {
     if (!target) continue;
     const proxy = createUpstreamProxy(owner, target, deps.internalSecret, log);
@@ -233,6 +260,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     routes: new RouteTable(ALL_ROUTES),
     local: {
       ...info.handlers,
+      ...integrityHandlers(integrity),
       listControllers: controllersHandler({ id: instanceId, advertisedAddress, certPem: () => tls.certPem, startedAt: new Date() }),
     },
     proxies,
@@ -258,6 +286,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
         await closed;
         clearTimeout(force);
+        await integrity.stop();
         if (refresh) clearInterval(refresh);
         remote?.close();
         await subscription.stop().catch((err: Error) => log(`unsubscribe failed: ${err.message}`));

@@ -8,6 +8,7 @@ import {
   REQUEST_ID_HEADER,
   type RequestPrincipal,
   type RouteTable,
+  checkAccess,
   readBody,
   sendBody,
   sendError,
@@ -94,7 +95,9 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
     if (route.owner === 'gateway') {
       const handler = opts.local[route.operationId];
       if (!handler) throw ApiError.of('NOT_FOUND');
-      const result = handler({ api: target.api, params, req, principal });
+      // The contexts check access in createServiceApp; the gateway's own admin routes are checked here.
+      if (route.access === 'admin' || route.access === 'management') checkAccess(route.access, route.method, principal, route.permission);
+      const result = await handler({ api: target.api, params, req, principal });
       res.statusCode = result.status ?? route.success.status;
       if (result.raw !== undefined) return sendBody(res, result.raw, result.contentType ?? 'application/octet-stream');
       return sendJson(res, result.body);

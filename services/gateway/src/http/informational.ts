@@ -29,7 +29,8 @@ export interface LocalResult {
   contentType?: string;
 }
 
-export type LocalHandler = (call: LocalCall) => LocalResult;
+/** A route the gateway answers itself; may answer asynchronously (the integrity routes read the shared cache). */
+export type LocalHandler = (call: LocalCall) => LocalResult | Promise<LocalResult>;
 
 export interface InformationalOptions {
   build: BuildInfo;
