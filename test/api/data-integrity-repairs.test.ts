@@ -194,6 +194,26 @@ describe('data integrity: references to entities another context deleted', () =>
     expect((await checkOnly()).results).toEqual([]);
   });
 
+  it('finds a tunneler-enabled edge router whose identity identity-auth lost, and creates it again', async () => {
+    const er = await build.edgeRouter([], { isTunnelerEnabled: true });
+    const name = (await mgmt.call('GET', `/edge-routers/${er}`)).body.data.name as string;
+    expectSuccess(await mgmt.identities.get(er));
+    await sql('identity_auth', `DELETE FROM "identities" WHERE "id" = $1`, [er]);
+    await sql('policy', `UPDATE "identities" SET "created_at" = $2 WHERE "id" = $1`, [er, LONG_AGO()]);
+    expect((await mgmt.identities.get(er)).status).toBe(404);
+
+    const finding = `policy: the identity of tunneler-enabled edge router ${er} (${name}) is missing in identity-auth`;
+    const checked = await checkOnly();
+    expectFinding(checked, finding, false);
+    expect(checked.results).toHaveLength(1);
+    expect((await mgmt.identities.get(er)).status).toBe(404);
+    expectFinding(await fix(), finding, true);
+    const restored = await mgmt.identities.get(er);
+    expectSuccess(restored);
+    expect(restored.body.data).toMatchObject({ id: er, name, typeId: 'Router' });
+    expect((await checkOnly()).results).toEqual([]);
+  });
+
   it('leaves references younger than the grace period alone (their creating transaction may not have committed)', async () => {
     await sql('pki_enrollment', `INSERT INTO "enrollments" ("id", "method", "token", "jwt", "expires_at", "identity_id") VALUES ('integ-enr-new', 'ott', 'integ-tok-new', 'x', now() + interval '1 day', 'integ-not-yet')`);
     expect((await checkOnly()).results).toEqual([]);

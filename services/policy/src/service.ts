@@ -92,7 +92,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const projections = new ProjectionManager(uow);
     const usage = new UsageManager(uow);
     const render = new PolicyRenderer(policies, uow);
-    const integrity = new IntegrityManager(uow, new SqlIntegrityStore(db.pool), projections);
+    const integrity = new IntegrityManager(uow, new SqlIntegrityStore(db.pool), projections, routerIdentities);
 
     const subscriptions = await startProjectionConsumers(deps.bus, projections, log);
     closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));

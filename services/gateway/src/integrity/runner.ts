@@ -27,6 +27,7 @@ export const REFERENCES: readonly { holder: UpstreamOwner; kind: string; owner: 
   { holder: 'pki-enrollment', kind: 'api-session', owner: 'identity-auth' },
   { holder: 'pki-enrollment', kind: 'router', owner: 'policy' },
   { holder: 'identity-auth', kind: 'ca', owner: 'pki-enrollment' },
+  { holder: 'policy', kind: 'identity', owner: 'identity-auth' },
 ];
 
 /** Projections one context keeps of another's entities. */

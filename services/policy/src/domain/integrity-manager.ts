@@ -1,5 +1,5 @@
 import type { IdentityRecord, PostureCheckRecord } from './model.js';
-import type { EntityType, PolicyKind, UnitOfWork } from './ports.js';
+import type { EntityType, PolicyKind, RouterIdentities, UnitOfWork } from './ports.js';
 import type { IdentityChange, PostureCheckChange, ProjectionManager } from './projection-manager.js';
 import { sameSet } from './service-manager.js';
 
@@ -35,6 +35,10 @@ export interface IntegrityStore {
   /** Lets a re-sync from the source apply: drops the tombstone, and a stored `updatedAt` newer than the source's. */
   allowResync(kind: 'identity' | 'posture-check', id: string, updatedAt: Date): Promise<void>;
   existingIds(kind: 'service' | 'router', ids: readonly string[]): Promise<string[]>;
+  /** Ids of the local system identities of tunneler-enabled edge routers, older than the grace period, after `after`. */
+  systemIdentityIds(after: string, limit: number, graceSeconds: number): Promise<string[]>;
+  /** The tunneler-enabled edge routers among `ids`. */
+  tunnelerRouters(ids: readonly string[]): Promise<{ id: string; name: string }[]>;
   /** The identities the given service policies select. */
   policyIdentities(policyIds: readonly string[]): Promise<string[]>;
 }
@@ -133,7 +137,24 @@ export class IntegrityManager {
     private readonly uow: UnitOfWork,
     private readonly store: IntegrityStore,
     private readonly projections: ProjectionManager,
+    private readonly routerIdentities: RouterIdentities,
   ) {}
+
+  /** The identity ids policy expects identity-auth to have: those of tunneler-enabled edge routers. */
+  systemIdentityIds(after: string, limit: number, graceSeconds: number): Promise<string[]> {
+    return this.store.systemIdentityIds(after, limit, graceSeconds);
+  }
+
+  /**
+   * Tunneler-enabled edge routers whose identity identity-auth does not have (`EnsureRouterIdentity`
+   * failed after the router write); a fix asks for it again.
+   */
+  async repairRouterIdentities(goneIds: readonly string[], fix: boolean, sink: FindingSink): Promise<void> {
+    for (const r of await this.store.tunnelerRouters(goneIds)) {
+      const fixed = fix && (await this.routerIdentities.ensure(r.id, r.name));
+      sink.add(`policy: the identity of tunneler-enabled edge router ${r.id} (${r.name}) is missing in identity-auth`, fixed);
+    }
+  }
 
   async checkDerived(fix: boolean, sink: FindingSink): Promise<void> {
     const links: LinkDrift[] = [];

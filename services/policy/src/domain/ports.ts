@@ -318,8 +318,8 @@ export interface RouterEnrollments {
  * identity stays, as without identity-auth).
  */
 export interface RouterIdentities {
-  /** Creates or renames the router's identity (id = router id, type Router). */
-  ensure(routerId: string, name: string): Promise<void>;
+  /** Creates or renames the router's identity (id = router id, type Router); true when identity-auth confirmed it. */
+  ensure(routerId: string, name: string): Promise<boolean>;
   /** Deletes the router's identity (idempotent). */
   remove(routerId: string): Promise<void>;
 }

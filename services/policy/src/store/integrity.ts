@@ -71,6 +71,24 @@ export class SqlIntegrityStore implements IntegrityStore {
     return rows.map((r) => r.id);
   }
 
+  async systemIdentityIds(after: string, limit: number, graceSeconds: number): Promise<string[]> {
+    const { rows } = await this.sql.query<{ id: string }>(
+      `SELECT "id" FROM "identities" WHERE "is_system" AND "id" COLLATE "C" > $1 AND "created_at" < now() - make_interval(secs => $3)
+        ORDER BY "id" COLLATE "C" LIMIT $2`,
+      [after, limit, graceSeconds],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async tunnelerRouters(ids: readonly string[]): Promise<{ id: string; name: string }[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.sql.query<{ id: string; name: string }>(
+      `SELECT "id", "name" FROM "routers" WHERE "id" = ANY($1::text[]) AND "kind" = 'edge' AND "is_tunneler_enabled" ORDER BY "id"`,
+      [ids],
+    );
+    return rows;
+  }
+
   async policyIdentities(policyIds: readonly string[]): Promise<string[]> {
     if (policyIds.length === 0) return [];
     const { rows } = await this.sql.query<{ id: string }>(`SELECT DISTINCT "identity_id" AS id FROM "sp_identities" WHERE "policy_id" = ANY($1::text[])`, [policyIds]);
