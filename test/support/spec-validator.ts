@@ -48,6 +48,7 @@ export const SPEC_PATCHES: readonly string[] = [
   'serviceDetail.config: a config\'s data holds any JSON values (the definition says each value is an object; real configs such as intercept.v1 hold strings, numbers and arrays)',
   'GET /edge-routers/{id}/service-edge-router-policies: 200 lists service edge router policies (ziti edge_router_router.go maps them with MapServiceEdgeRouterPolicyToRestEntity), not service policies',
   'externalJwtSignerDetail / clientExternalJwtSignerDetail: externalAuthUrl, clientId, kid and fingerprint are null when unset (the controller maps them from nil pointers; external_jwt_signer_test.go asserts a nil externalAuthUrl)',
+  'dataIntegrityCheckDetails: startTime, endTime and error are null when unset (before a run, while one runs, after one without error; ziti database_router.go GetCheckProgress maps them from nil pointers)',
 ];
 
 /** The raw-document operations of SPEC_PATCHES: their 200 body is checked as a swagger document. */
@@ -125,6 +126,8 @@ function patchSpec(doc: Record<string, any>): void {
   if (svcConfig?.additionalProperties) svcConfig.additionalProperties = { type: 'object', additionalProperties: true };
   const erSerps = doc.paths?.['/edge-routers/{id}/service-edge-router-policies']?.get?.responses?.['200'];
   if (erSerps?.schema && d.listServiceEdgeRouterPoliciesEnvelope) erSerps.schema = { $ref: '#/definitions/listServiceEdgeRouterPoliciesEnvelope' };
+  const integrity = d.dataIntegrityCheckDetails?.properties;
+  for (const n of ['startTime', 'endTime', 'error']) if (integrity?.[n]) integrity[n]['x-nullable'] = true;
   for (const [def, names] of [['externalJwtSignerDetail', ['externalAuthUrl', 'clientId', 'kid', 'fingerprint']], ['clientExternalJwtSignerDetail', ['externalAuthUrl']]] as const) {
     const props = d[def]?.allOf?.[1]?.properties;
     for (const n of names) if (props?.[n]) props[n]['x-nullable'] = true;

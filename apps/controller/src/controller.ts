@@ -167,6 +167,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     const gw = await gateway.startGateway({
       bus,
       cache: principalCache,
+      sharedCache: cache,
       internalSecret,
       listen: { host: opts.listenHost || '0.0.0.0', port: opts.port ?? 1280 },
       advertisedAddress: opts.advertisedAddress,

@@ -5,3 +5,19 @@ export { type GrpcServiceBinding, type GrpcListener, healthService, startGrpcSer
 export { boolEnv, guardProcess, onShutdown, requireEnv, intEnv } from './process.js';
 export { grpcClient, inProcessEnabled, localHttpApp, registerGrpcServer, registerHttpApp } from './in-process.js';
 export { MAX_HOLD_SECONDS, type MaintenancePort, maintenanceService } from './maintenance.js';
+export {
+  Findings,
+  MAX_INTEGRITY_RESULTS,
+  REFERENCE_GRACE_SECONDS,
+  REFERENCE_KIND_NAMES,
+  REFERENCE_OWNERS,
+  OUTBOX_STUCK_SECONDS,
+  findingsFor,
+  integrityService,
+  checkOutbox,
+  listReferenceIds,
+  repairReferenceRows,
+  type IntegrityHandlers,
+  type IntegritySql,
+  type ReferenceColumn,
+} from './integrity.js';

@@ -14,10 +14,12 @@ async function main(): Promise<void> {
   const bus = await createNatsBus({ url: config.natsUrl, name: SERVICE_NAME });
   // Principals read here are served from memory for up to a second; drops made by identity-auth reach
   // that copy through the invalidation events (at the latest after that second).
-  const cache = createNearCache(await createRedisCache(config.redisUrl));
+  const redis = await createRedisCache(config.redisUrl);
+  const cache = createNearCache(redis);
   const gateway = await startGateway({
     bus,
     cache,
+    sharedCache: redis,
     internalSecret: config.internalSecret,
     listen: config.listen,
     advertisedAddress: config.advertisedAddress,

@@ -18,6 +18,9 @@ import type { AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
 import { createLoginGuard } from './limits/login-guard.js';
 import type { LoginLimitOptions } from './limits/login-failures.js';
 import { controllersHandler } from './http/controllers.js';
+import { integrityHandlers } from './integrity/handlers.js';
+import { type IntegrityPeer, grpcIntegrityPeer } from './integrity/peers.js';
+import { IntegrityRunner } from './integrity/runner.js';
 import { type RemotePki, type TlsCredentials, remotePki } from './pki/remote.js';
 import { loadOrCreatePki, requiredSans } from './pki/store.js';
 import { createSnapshotter, defaultSnapshotDir, maintenanceClients, snapshotHandler, summaryHandler } from './maintenance/index.js';
@@ -62,6 +65,23 @@ export interface GatewayDeps {
   contextGrpc?: Partial<Record<UpstreamOwner, string>>;
   /** Where database snapshots are written (`ZITI_SNAPSHOT_DIR`); default `<dataDir>/snapshots`. */
   snapshotDir?: string;
+  /**
+   * Takes a database snapshot; the data integrity fix (`/database/fix-data-integrity`) calls it
+   * first and repairs nothing when it fails (the run ends with `error` set). Default: the
+   * snapshotter of `POST /database/snapshot` (without its once-a-minute limit).
+   */
+  takeSnapshot?: () => Promise<unknown>;
+  /**
+   * The shared cache itself, where `cache` has a near copy in front of it (the all-in-one
+   * controller): the data integrity lease and results are read there, so every replica sees a run
+   * the moment it starts. Default `cache`.
+   */
+  sharedCache?: Cache;
+  /**
+   * Called after each step of a data integrity run has stored its results (progress
+   * instrumentation; the tests hold a run here to read its partial results).
+   */
+  integrityStepHook?: (step: string) => Promise<void>;
   instanceId?: string;
   /** Reported in `/version` and the `server` header; default `v<package version>`. */
   version?: string;
@@ -159,6 +179,18 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   const proxies: Partial<Record<Owner, UpstreamHandler>> = {};
   const closers: (() => void)[] = [];
+  const peers: Partial<Record<UpstreamOwner, IntegrityPeer>> = {};
+  for (const [owner, address] of Object.entries(deps.contextGrpc ?? {})) {
+    if (!address) continue;
+    const peer = grpcIntegrityPeer(address);
+    peers[owner as UpstreamOwner] = peer;
+    closers.push(() => peer.close());
+  }
+  // The data integrity fix takes its snapshot with the same `snapshotter.take()` (no rate limit).
+  const snapshotter = createSnapshotter({ contextGrpc: deps.contextGrpc ?? {}, snapshotDir: deps.snapshotDir ?? defaultSnapshotDir(deps.dataDir), log });
+  closers.push(snapshotter.close);
+  const takeSnapshot = deps.takeSnapshot ?? (() => snapshotter.take());
+  const integrity = new IntegrityRunner({ cache: deps.sharedCache ?? deps.cache, peers, takeSnapshot, stepHook: deps.integrityStepHook, log });
   for (const [owner, target] of Object.entries(deps.upstreams)) {
     if (!target) continue;
     const proxy = createUpstreamProxy(owner, target, deps.internalSecret, log);
@@ -231,9 +263,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const instanceId = deps.instanceId ?? hostname();
   const maintenance = maintenanceClients(deps.contextGrpc ?? {});
   closers.push(maintenance.close);
-  // The data integrity fix takes its snapshot with the same `snapshotter.take()` (no rate limit).
-  const snapshotter = createSnapshotter({ contextGrpc: deps.contextGrpc ?? {}, snapshotDir: deps.snapshotDir ?? defaultSnapshotDir(deps.dataDir), log });
-  closers.push(snapshotter.close);
   handle = createGatewayApp({
     instanceId,
     version,
@@ -241,6 +270,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     routes: new RouteTable(ALL_ROUTES),
     local: {
       ...info.handlers,
+      ...integrityHandlers(integrity),
       listControllers: controllersHandler({ id: instanceId, advertisedAddress, certPem: () => tls.certPem, startedAt: new Date() }),
       listSummary: summaryHandler(maintenance.clients),
       createDatabaseSnapshot: snapshotHandler(snapshotter, deps.cache, instanceId),
@@ -268,6 +298,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
         await closed;
         clearTimeout(force);
+        await integrity.stop();
         if (refresh) clearInterval(refresh);
         remote?.close();
         await subscription.stop().catch((err: Error) => log(`unsubscribe failed: ${err.message}`));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createServiceApp } from '@ziti/http-kit';
 import { IdentityAuthServiceService } from '@ziti/proto';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
-import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { type PkiAddress, grpcPkiContext } from './clients/pki-client.js';
 import { type PolicyAddress, grpcPolicyContext } from './clients/policy-client.js';
@@ -30,6 +30,9 @@ import { sharedPrincipalCache } from './events/principal-cache.js';
 import { subscribePkiEvents } from './events/subscribers.js';
 import { identityAuthServer } from './grpc/identity-auth.js';
 import { maintenance } from './grpc/maintenance.js';
+import { identityAuthIntegrity } from './grpc/integrity.js';
+import { IdentityIntegrity } from './domain/integrity-manager.js';
+import { SqlIntegrityRepository } from './store/integrity-repo.js';
 import { apiSessionHandlers } from './http/api-sessions.js';
 import { authPolicyHandlers } from './http/auth-policies.js';
 import { authenticateHandlers } from './http/authenticate.js';
@@ -178,6 +181,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     cleanup.push(() => http.close());
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
       { definition: IdentityAuthServiceService, implementation: identityAuthServer(sessions, identities, authenticators) as unknown as UntypedServiceImplementation },
+      integrityService(identityAuthIntegrity(new IdentityIntegrity(new SqlIntegrityRepository(db.prisma, db.pool)), db.pool, () => relay.flush())),
       healthService(SERVICE_NAME, ready),
       maintenance(deps.databaseUrl, db.pool, log),
     ]);

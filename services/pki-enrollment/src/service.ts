@@ -2,7 +2,7 @@ import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { createServiceApp } from '@ziti/http-kit';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
 import { PkiEnrollmentServiceService } from '@ziti/proto';
-import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import { KeyVault } from './crypto/secrets.js';
 import { CaManager } from './domain/cas.js';
 import { EnrollFlows } from './domain/enroll.js';
@@ -16,6 +16,7 @@ import { subscribeIdentityEvents } from './events/subscribers.js';
 import { identityAuthDirectory } from './grpc/identity-auth-client.js';
 import { pkiEnrollmentServer } from './grpc/pki-enrollment.js';
 import { maintenance } from './grpc/maintenance.js';
+import { pkiIntegrity } from './grpc/integrity.js';
 import { caHandlers } from './http/cas.js';
 import { enrollHandlers } from './http/enroll.js';
 import { enrollmentHandlers } from './http/enrollments.js';
@@ -121,6 +122,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
         definition: PkiEnrollmentServiceService,
         implementation: pkiEnrollmentServer({ pki, address, enrollments, routers, cas: uow.repos.cas }) as unknown as UntypedServiceImplementation,
       },
+      integrityService(pkiIntegrity(db.pool, () => relay.flush())),
       healthService(SERVICE_NAME, ready),
       maintenance(deps.databaseUrl, db.pool, log),
     ]);

@@ -2,7 +2,7 @@ import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { createServiceApp } from '@ziti/http-kit';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
 import { PolicyServiceService } from '@ziti/proto';
-import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import { AccessManager } from './domain/access-manager.js';
 import { ConfigManager } from './domain/config-manager.js';
 import { PolicyManager } from './domain/policy-manager.js';
@@ -14,6 +14,9 @@ import { startProjectionConsumers } from './events/consumers.js';
 import { type AddressSource, identityAuthIdentityViews, identityAuthRouterIdentities, pkiRouterEnrollments, postureEvaluator } from './grpc/clients.js';
 import { policyServer } from './grpc/policy.js';
 import { maintenance } from './grpc/maintenance.js';
+import { policyIntegrity } from './grpc/integrity.js';
+import { IntegrityManager } from './domain/integrity-manager.js';
+import { SqlIntegrityStore } from './store/integrity.js';
 import { configHandlers } from './http/configs.js';
 import { identityHandlers } from './http/identities.js';
 import { PolicyRenderer, policyHandlers } from './http/policies.js';
@@ -92,6 +95,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const projections = new ProjectionManager(uow);
     const usage = new UsageManager(uow);
     const render = new PolicyRenderer(policies, uow, identityViews);
+    const integrity = new IntegrityManager(uow, new SqlIntegrityStore(db.pool), projections, routerIdentities);
 
     const subscriptions = await startProjectionConsumers(deps.bus, projections, log);
     closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));
@@ -112,6 +116,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     closers.push(() => http.close());
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
       { definition: PolicyServiceService, implementation: policyServer(projections, usage, access) as unknown as UntypedServiceImplementation },
+      integrityService(policyIntegrity(integrity, db.pool, () => relay.flush())),
       healthService(SERVICE_NAME, ready),
       maintenance(deps.databaseUrl, db.pool, log),
     ]);

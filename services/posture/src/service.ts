@@ -2,7 +2,7 @@ import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { createServiceApp } from '@ziti/http-kit';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
 import { PostureServiceService } from '@ziti/proto';
-import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import { PostureCheckManager } from './domain/check-manager.js';
 import { PostureManager } from './domain/posture-manager.js';
 import { postureDataEvents } from './events/events.js';
@@ -11,6 +11,7 @@ import { grpcIdentityLookup } from './grpc/identity-client.js';
 import { type Address, grpcPolicyPort } from './grpc/policy-client.js';
 import { postureServer } from './grpc/posture.js';
 import { maintenance } from './grpc/maintenance.js';
+import { postureIntegrity } from './grpc/integrity.js';
 import { identityPostureHandlers } from './http/identity-posture.js';
 import { postureCheckHandlers } from './http/posture-checks.js';
 import { postureResponseHandlers } from './http/posture-responses.js';
@@ -87,6 +88,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     closers.push(() => http.close());
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
       { definition: PostureServiceService, implementation: postureServer(posture) as unknown as UntypedServiceImplementation },
+      integrityService(postureIntegrity(db.pool, checkStore, () => relay.flush())),
       healthService(SERVICE_NAME, ready),
       maintenance(deps.databaseUrl, db.pool, log),
     ]);

@@ -1,13 +1,14 @@
 import { createSchemaPool } from '@ziti/db-kit';
 import { createServiceApp } from '@ziti/http-kit';
-import type { Cache, EventBus } from '@ziti/messaging';
-import { healthService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
+import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import { ServiceUpdates } from './domain/service-updates.js';
 import { SessionManager } from './domain/session-manager.js';
 import { subscribeAll } from './events/subscribers.js';
 import { type Address, grpcPolicyPort, grpcPosturePort, grpcSigningKeySource } from './grpc/clients.js';
 import { signingKeySigner } from './grpc/signer.js';
 import { maintenance } from './grpc/maintenance.js';
+import { sessionIntegrity } from './grpc/integrity.js';
 import { sessionHandlers } from './http/sessions.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { ServiceUpdateRepository, SessionRepository } from './store/session-repo.js';
@@ -45,7 +46,7 @@ export interface RunningService {
 /**
  * Starts the session context: sessions and service-update times (Postgres, raw SQL on one pool; the
  * Prisma schema documents the tables), its HTTP slice of the Edge API, its gRPC health service and
- * its event consumers. It publishes no events (no outbox relay).
+ * its event consumers, and its part of the data integrity check. It publishes no events (no outbox relay).
  */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
   const log = deps.log ?? console.error;
@@ -88,7 +89,16 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates), ready });
     const http = await listenHttp(app, deps.http.host, deps.http.port);
     closers.push(() => http.close());
-    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [healthService(SERVICE_NAME, ready), maintenance(deps.databaseUrl, pool, log)]);
+    // No relay runs here (the context writes no events); the integrity fix drains a stray row with a one-off flush.
+    const flushOutbox = async () => {
+      const relay = startOutboxRelay({ pool, bus: deps.bus, pollIntervalMs: 3_600_000, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
+      try {
+        await relay.flush();
+      } finally {
+        await relay.stop();
+      }
+    };
+    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [integrityService(sessionIntegrity(pool, flushOutbox)), healthService(SERVICE_NAME, ready), maintenance(deps.databaseUrl, pool, log)]);
     closers.push(() => grpc.stop());
     deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { IDENTITY_AUTH_MODELS } from './identity-auth.js';
 import { INFORMATIONAL_MODELS } from './informational.js';
+import { INTEGRITY_MODELS } from './integrity.js';
 import { PKI_ENROLLMENT_MODELS } from './pki-enrollment.js';
 import { POLICY_MODELS } from './policy.js';
 import { POSTURE_MODELS } from './posture.js';
@@ -17,4 +18,5 @@ export const MODELS: Record<string, TSchema> = {
   ...POLICY_MODELS,
   ...SESSION_MODELS,
   ...POSTURE_MODELS,
+  ...INTEGRITY_MODELS,
 };

@@ -2,6 +2,7 @@ import type { ApiName, Owner, RouteDef } from '../route.js';
 import { FABRIC_ROUTES } from './fabric.js';
 import { GATEWAY_ROUTES } from './gateway.js';
 import { IDENTITY_AUTH_ROUTES } from './identity-auth.js';
+import { INTEGRITY_ROUTES } from './integrity.js';
 import { PKI_ENROLLMENT_ROUTES } from './pki-enrollment.js';
 import { POLICY_ROUTES } from './policy.js';
 import { POSTURE_ROUTES } from './posture.js';
@@ -10,6 +11,7 @@ import { SESSION_ROUTES } from './session.js';
 /** Every public operation this controller serves, across the Edge APIs and the fabric API. */
 export const ALL_ROUTES: readonly RouteDef[] = [
   ...GATEWAY_ROUTES,
+  ...INTEGRITY_ROUTES,
   ...IDENTITY_AUTH_ROUTES,
   ...PKI_ENROLLMENT_ROUTES,
   ...POLICY_ROUTES,

@@ -29,6 +29,7 @@ export interface LocalResult {
   contentType?: string;
 }
 
+/** A route the gateway answers itself; may answer asynchronously (the integrity routes read the shared cache). */
 export type LocalHandler = (call: LocalCall) => LocalResult | Promise<LocalResult>;
 
 export interface InformationalOptions {

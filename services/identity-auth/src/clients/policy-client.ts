@@ -1,6 +1,6 @@
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { formatTimestamp } from '@ziti/errors';
-import { type GetRoleAttributeUsageResponse, PolicyServiceClient } from '@ziti/proto';
+import { type GetRoleAttributeUsageResponse, PolicyServiceClient, type SyncIdentityRequest } from '@ziti/proto';
 import type { IdentityProjection, PolicyContext, PolicyUsage } from '../domain/ports.js';
 import { grpcClient } from '@ziti/service-kit';
 
@@ -14,6 +14,25 @@ const DEADLINE_MS = 3000;
  * (syncIdentity false, roleAttributeUsage null); failures are logged, never thrown: the identity
  * events of the outbox converge the projection, and usage counts fall back to 0.
  */
+/** The `SyncIdentity` request of an identity's projection (also the integrity check's projection source). */
+export function syncIdentityRequest(p: IdentityProjection, deleted: boolean): SyncIdentityRequest {
+  return {
+    identityId: p.id,
+    name: p.name,
+    roleAttributes: p.roleAttributes,
+    deleted,
+    isAdmin: p.isAdmin,
+    disabled: p.disabled,
+    updatedAt: formatTimestamp(p.updatedAt),
+    typeId: p.typeId,
+    isDefaultAdmin: p.isDefaultAdmin,
+    externalId: p.externalId ?? '',
+    authPolicyId: p.authPolicyId,
+    createdAt: formatTimestamp(p.createdAt),
+    tagsJson: JSON.stringify(p.tags ?? {}),
+  };
+}
+
 export function grpcPolicyContext(address: PolicyAddress, log: (m: string) => void): PolicyContext & { close(): void } {
   let client: PolicyServiceClient | undefined;
   let clientAddress: string | undefined;
@@ -33,21 +52,7 @@ export function grpcPolicyContext(address: PolicyAddress, log: (m: string) => vo
     async syncIdentity(p: IdentityProjection, deleted: boolean): Promise<boolean> {
       const c = current();
       if (!c) return false;
-      const request = {
-        identityId: p.id,
-        name: p.name,
-        roleAttributes: p.roleAttributes,
-        deleted,
-        isAdmin: p.isAdmin,
-        disabled: p.disabled,
-        updatedAt: formatTimestamp(p.updatedAt),
-        typeId: p.typeId,
-        isDefaultAdmin: p.isDefaultAdmin,
-        externalId: p.externalId ?? '',
-        authPolicyId: p.authPolicyId,
-        createdAt: formatTimestamp(p.createdAt),
-        tagsJson: JSON.stringify(p.tags ?? {}),
-      };
+      const request = syncIdentityRequest(p, deleted);
       return new Promise((resolve) => {
         c.syncIdentity(request, new Metadata(), deadline(), (err: ServiceError | null) => {
           if (err) log(`identity-auth: SyncIdentity(${p.id}) failed, the identity event will converge it: ${err.code} ${err.details}`);

@@ -260,6 +260,8 @@ export interface Evaluator {
   detach(entity: EntityType, id: string): Promise<EntityEvaluation>;
   /** An entity deleted: strips `@id` from every policy role list that names it. */
   removeReferences(entity: EntityType, id: string): Promise<void>;
+  /** Recomputes every link and pair count from the role lists (the data integrity fix). */
+  rebuildAll(): Promise<void>;
   /** The ids among `ids` that are not entities of the type. */
   missingIds(entity: EntityType, ids: readonly string[]): Promise<string[]>;
   /** id → name for display fields. */
@@ -318,8 +320,8 @@ export interface RouterEnrollments {
  * identity stays, as without identity-auth).
  */
 export interface RouterIdentities {
-  /** Creates or renames the router's identity (id = router id, type Router). */
-  ensure(routerId: string, name: string): Promise<void>;
+  /** Creates or renames the router's identity (id = router id, type Router); true when identity-auth confirmed it. */
+  ensure(routerId: string, name: string): Promise<boolean>;
   /** Deletes the router's identity (idempotent). */
   remove(routerId: string): Promise<void>;
 }

@@ -29,7 +29,7 @@ const has = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k)
 /** The name of the system edge router policy of a tunneler-enabled edge router (§5.4). */
 export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-system`;
 
-const NO_ROUTER_IDENTITIES: RouterIdentities = { ensure: async () => undefined, remove: async () => undefined };
+const NO_ROUTER_IDENTITIES: RouterIdentities = { ensure: async () => false, remove: async () => undefined };
 
 /** Edge routers, transit routers and fabric routers; tunneler-enabled edge routers' system identity and policy. */
 export class RouterManager {

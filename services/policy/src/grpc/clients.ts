@@ -171,7 +171,10 @@ export function identityAuthRouterIdentities(source: AddressSource, log: (m: str
   const failed = (what: string) => (err: unknown) => log(`policy: ${what} failed: ${String(err)}`);
   return {
     async ensure(routerId, name) {
-      await rpc.call('EnsureRouterIdentity', (c, deadline, cb) => c.ensureRouterIdentity({ routerId, name }, new Metadata(), { deadline }, cb)).catch(failed(`EnsureRouterIdentity(${routerId})`));
+      return rpc.call('EnsureRouterIdentity', (c, deadline, cb) => c.ensureRouterIdentity({ routerId, name }, new Metadata(), { deadline }, cb)).then(
+        (res) => res !== null,
+        (err: unknown) => (failed(`EnsureRouterIdentity(${routerId})`)(err), false),
+      );
     },
     async remove(routerId) {
       await rpc.call('DeleteRouterIdentity', (c, deadline, cb) => c.deleteRouterIdentity({ routerId }, new Metadata(), { deadline }, cb)).catch(failed(`DeleteRouterIdentity(${routerId})`));

@@ -1,8 +1,8 @@
 import type { ServiceError } from '@grpc/grpc-js';
 import { toGrpcError } from '@ziti/errors';
-import type { PolicyServiceServer, ServiceAccess } from '@ziti/proto';
+import type { PolicyServiceServer, ServiceAccess, SyncIdentityRequest, SyncPostureCheckRequest } from '@ziti/proto';
 import type { AccessManager } from '../domain/access-manager.js';
-import type { ProjectionManager } from '../domain/projection-manager.js';
+import type { IdentityChange, PostureCheckChange, ProjectionManager } from '../domain/projection-manager.js';
 import type { UsageManager } from '../domain/usage-manager.js';
 
 function time(value: string, fallback: Date): Date {
@@ -20,6 +20,40 @@ function json(value: string): Record<string, unknown> | undefined {
   }
 }
 
+/** A `SyncIdentity` request (or a projection source of the integrity check) as the domain's change. */
+export function identityChange(r: SyncIdentityRequest): IdentityChange {
+  return {
+    identityId: r.identityId,
+    name: r.name,
+    roleAttributes: r.roleAttributes,
+    isAdmin: r.isAdmin,
+    disabled: r.disabled,
+    deleted: r.deleted,
+    updatedAt: time(r.updatedAt, new Date()),
+    typeId: r.typeId || undefined,
+    isDefaultAdmin: r.isDefaultAdmin,
+    externalId: r.externalId || null,
+    authPolicyId: r.authPolicyId || undefined,
+    createdAt: r.createdAt ? time(r.createdAt, new Date()) : undefined,
+    tags: json(r.tagsJson),
+  };
+}
+
+/** A `SyncPostureCheck` request (or a projection source of the integrity check) as the domain's change. */
+export function postureCheckChange(r: SyncPostureCheckRequest): PostureCheckChange {
+  return {
+    postureCheckId: r.postureCheckId,
+    name: r.name,
+    typeId: r.typeId,
+    roleAttributes: r.roleAttributes,
+    deleted: r.deleted,
+    updatedAt: time(r.updatedAt, new Date()),
+    version: r.version ? Number(r.version) : undefined,
+    createdAt: r.createdAt ? time(r.createdAt, new Date()) : undefined,
+    detail: json(r.detailJson) ?? null,
+  };
+}
+
 const USAGE_SOURCES = ['servicePolicies', 'edgeRouterPolicies', 'serviceEdgeRouterPolicies'] as const;
 
 /** `ziti.v1.PolicyService`: projections fed by other contexts, role attribute usage, and session access. */
@@ -32,35 +66,11 @@ export function policyServer(projections: ProjectionManager, usage: UsageManager
   };
   return {
     syncIdentity: unary(async (r) => {
-      await projections.syncIdentity({
-        identityId: r.identityId,
-        name: r.name,
-        roleAttributes: r.roleAttributes,
-        isAdmin: r.isAdmin,
-        disabled: r.disabled,
-        deleted: r.deleted,
-        updatedAt: time(r.updatedAt, new Date()),
-        typeId: r.typeId || undefined,
-        isDefaultAdmin: r.isDefaultAdmin,
-        externalId: r.externalId || null,
-        authPolicyId: r.authPolicyId || undefined,
-        createdAt: r.createdAt ? time(r.createdAt, new Date()) : undefined,
-        tags: json(r.tagsJson),
-      });
+      await projections.syncIdentity(identityChange(r));
       return {};
     }),
     syncPostureCheck: unary(async (r) => {
-      await projections.syncPostureCheck({
-        postureCheckId: r.postureCheckId,
-        name: r.name,
-        typeId: r.typeId,
-        roleAttributes: r.roleAttributes,
-        deleted: r.deleted,
-        updatedAt: time(r.updatedAt, new Date()),
-        version: r.version ? Number(r.version) : undefined,
-        createdAt: r.createdAt ? time(r.createdAt, new Date()) : undefined,
-        detail: json(r.detailJson) ?? null,
-      });
+      await projections.syncPostureCheck(postureCheckChange(r));
       return {};
     }),
     getRoleAttributeUsage: unary(async (r) => {

@@ -4,7 +4,7 @@ import { toChangeEvents } from '../events/events.js';
 import { SqlAccessReader, SqlServiceConfigRepository } from './access.js';
 import { SqlConfigRepository, SqlConfigTypeRepository } from './configs.js';
 import { type Database, lockEvaluation, type Sql } from './db.js';
-import { ENTITY_TABLES, KINDS, evaluateEntity, evaluatePolicy, retractPolicy } from './evaluation.js';
+import { ENTITY_TABLES, KINDS, evaluateEntity, evaluatePolicy, rebuildDerived, retractPolicy } from './evaluation.js';
 import { SqlPolicyRepository, removeIdReferences } from './policies.js';
 import { SqlIdentityProjection, SqlPostureCheckProjection } from './projections.js';
 import { SqlRouterRepository } from './routers.js';
@@ -23,6 +23,7 @@ function evaluator(sql: Sql): Evaluator {
         if (cols.length > 0) await removeIdReferences(sql, kind, id, cols);
       }
     },
+    rebuildAll: () => rebuildDerived(sql),
     async missingIds(entity, ids) {
       if (ids.length === 0) return [];
       const t = ENTITY_TABLES[entity];

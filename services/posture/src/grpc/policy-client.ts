@@ -1,6 +1,6 @@
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { formatTimestamp, fromGrpcError } from '@ziti/errors';
-import { PolicyServiceClient } from '@ziti/proto';
+import { PolicyServiceClient, type SyncPostureCheckRequest } from '@ziti/proto';
 import type { PostureCheck } from '../domain/model.js';
 import type { PolicyPort } from '../domain/ports.js';
 import { grpcClient } from '@ziti/service-kit';
@@ -11,6 +11,21 @@ const DEADLINE_MS = 5000;
 export type Address = string | (() => string | undefined);
 
 /** The policy context over gRPC. Without an address every call fails with UNAVAILABLE. */
+/** The `SyncPostureCheck` request of a check (null = deleted); also the integrity check's projection source. */
+export function syncPostureCheckRequest(check: PostureCheck | null, id: string, detail?: Record<string, unknown>): SyncPostureCheckRequest {
+  return {
+    postureCheckId: id,
+    name: check?.name ?? '',
+    typeId: check?.data.typeId ?? '',
+    roleAttributes: check?.roleAttributes ?? [],
+    deleted: check === null,
+    updatedAt: check ? formatTimestamp(check.updatedAt) : formatTimestamp(new Date()),
+    version: check?.version ?? 0,
+    createdAt: check ? formatTimestamp(check.createdAt) : '',
+    detailJson: detail ? JSON.stringify(detail) : '',
+  };
+}
+
 export function grpcPolicyPort(address: Address | undefined): PolicyPort & { close(): void } {
   let client: PolicyServiceClient | undefined;
   const get = (): PolicyServiceClient => {
@@ -32,17 +47,7 @@ export function grpcPolicyPort(address: Address | undefined): PolicyPort & { clo
 
   return {
     async syncPostureCheck(check: PostureCheck | null, id: string, detail?: Record<string, unknown>) {
-      await call((c) => c.syncPostureCheck, {
-        postureCheckId: id,
-        name: check?.name ?? '',
-        typeId: check?.data.typeId ?? '',
-        roleAttributes: check?.roleAttributes ?? [],
-        deleted: check === null,
-        updatedAt: check ? formatTimestamp(check.updatedAt) : formatTimestamp(new Date()),
-        version: check?.version ?? 0,
-        createdAt: check ? formatTimestamp(check.createdAt) : '',
-        detailJson: detail ? JSON.stringify(detail) : '',
-      });
+      await call((c) => c.syncPostureCheck, syncPostureCheckRequest(check, id, detail));
     },
     async attributeUsage(attributes, withIds) {
       const res = await call((c) => c.getRoleAttributeUsage, { entityType: 'posture-check', roleAttributes: [...attributes], withIds });
