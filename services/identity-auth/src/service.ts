@@ -41,6 +41,8 @@ import { certLifecycleHandlers } from './http/cert-lifecycle.js';
 import { currentHandlers } from './http/current.js';
 import { identityHandlers } from './http/identities.js';
 import { identityTypeHandlers } from './http/identity-types.js';
+import { enrollTokenHandlers } from './http/enroll-token.js';
+import { TokenEnrollment } from './domain/ext-jwt/token-enrollment.js';
 import { mfaHandlers } from './http/mfa.js';
 import { signerHandlers } from './http/signers.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
@@ -175,6 +177,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
         ...certLifecycleHandlers(new CertificateLifecycle(uow, pki), deps.internalSecret),
         ...signerHandlers(new SignerManager(uow, (field, url) => outbound.checkUrl(field, url))),
         ...mfaHandlers(mfa, deps.totpIssuer || DEFAULT_TOTP_ISSUER),
+        ...enrollTokenHandlers(new TokenEnrollment(uow.repos, verifier, identities, pki)),
       },
     });
     const http = await listenHttp(app, deps.http.host, deps.http.port);

@@ -223,6 +223,14 @@ export const IdentityExtendEnrollmentRequest = Type.Object(
   { clientCertCsr: Type.String() },
   { $id: 'identityExtendEnrollmentRequest', additionalProperties: false },
 );
+/**
+ * `POST /enroll/token`: an external JWT (`Authorization: Bearer`) enrolls a new identity; with a
+ * CSR it gets a certificate authenticator, without one it authenticates with such tokens.
+ */
+export const TokenEnrollmentRequest = Type.Object(
+  { clientCsr: Type.Optional(Type.String()) },
+  { $id: 'tokenEnrollmentRequest', additionalProperties: false },
+);
 /** `POST /current-identity/authenticators/{id}/extend-verify`: the certificate extend returned. */
 export const IdentityExtendValidateEnrollmentRequest = Type.Object(
   { clientCert: Type.String({ description: 'A PEM encoded client certificate previously returned after an extension request' }) },

@@ -33,7 +33,7 @@ export const IDENTITY_AUTH_MODELS: Record<string, TSchema> = Object.fromEntries(
     auth.AuthPolicyDetail, auth.AuthPolicyList, auth.UsernameNullable, auth.PasswordNullable, auth.AuthenticatorCreate,
     auth.AuthenticatorUpdate, auth.AuthenticatorPatch, auth.AuthenticatorUpdateWithCurrent, auth.AuthenticatorPatchWithCurrent,
     auth.AuthenticatorDetail, auth.AuthenticatorList, auth.RequestExtendAuthenticator, auth.ReEnroll,
-    auth.IdentityExtendEnrollmentRequest, auth.IdentityExtendValidateEnrollmentRequest, auth.IdentityExtendCerts,
+    auth.IdentityExtendEnrollmentRequest, auth.TokenEnrollmentRequest, auth.IdentityExtendValidateEnrollmentRequest, auth.IdentityExtendCerts,
     auth.IdentityExtendEnrollmentEnvelope, auth.TargetToken, auth.ExternalJwtSignerCreate, auth.ExternalJwtSignerUpdate,
     auth.ExternalJwtSignerPatch, auth.ExternalJwtSignerDetail, auth.ExternalJwtSignerList, auth.ClientExternalJwtSignerDetail,
     auth.ClientExternalJwtSignerList, auth.MfaCode, auth.DetailMfa, auth.DetailMfaRecoveryCodes, identities.DisableParams,

@@ -43,11 +43,14 @@ import {
   ListApiSessionsEnvelope,
   ListIdentitiesEnvelope,
   ListIdentityTypesEnvelope,
+  TokenEnrollmentRequest,
 } from '../models/identity-auth.js';
+import { EnrollmentCertsEnvelope } from '../models/pki-enrollment.js';
 import { type Access, type ApiName, type HttpMethod, type RouteDef, route } from '../route.js';
 
 const BOTH = ['client', 'management'] as const;
 const MANAGEMENT = ['management'] as const;
+const CLIENT = ['client'] as const;
 const owner = 'identity-auth' as const;
 
 /** `limit`, `offset`, `filter` of list operations (an undeclared `sort` is honoured too, see §4.1). */
@@ -325,6 +328,14 @@ export const IDENTITY_AUTH_ROUTES: readonly RouteDef[] = [
     operationId: 'extendVerifyCurrentIdentityAuthenticator', method: 'POST', path: '/current-identity/authenticators/{id}/extend-verify', apis: BOTH,
     access: 'authenticated', tags: EXTEND_TAGS, summary: 'Allows the current identity to validate reciept of a new client certificate',
     body: IdentityExtendValidateEnrollmentRequest, success: { status: 200, schema: Empty },
+  }),
+
+  // Token enrollment: the external JWT signers and the identities are this context's; the CSR is
+  // signed by pki-enrollment (SignIdentityCsr).
+  op({
+    operationId: 'enrollToken', method: 'POST', path: '/enroll/token', apis: CLIENT, access: 'anonymous', tags: ['Enroll'],
+    summary: 'Enroll an identity with an external JWT (Authorization: Bearer), to a certificate (with a CSR) or to token authentication',
+    body: TokenEnrollmentRequest, success: { status: 200, schema: EnrollmentCertsEnvelope },
   }),
 
   // ---- auth policies, authenticators, external JWT signers (management)

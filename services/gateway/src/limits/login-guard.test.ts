@@ -140,6 +140,7 @@ describe('login guard: auth rate limiter', () => {
     held.push(await attempt(guard, { username: 'erin' }), await attempt(guard, { search: '?method=cert' }));
     expect(held.map((h) => h.refused)).toEqual([undefined, undefined, undefined, undefined, undefined]);
     expect((await attempt(guard, { route: route('enrollUpdb') })).refused?.code).toBe('SERVER_TOO_MANY_REQUESTS');
+    expect((await attempt(guard, { route: route('enrollToken') })).refused?.code).toBe('SERVER_TOO_MANY_REQUESTS');
     expect((await attempt(guard, { username: 'erin' })).refused?.status).toBe(429);
     for (const op of ['listEnrollments', 'listIdentities', 'authenticateMfa']) {
       expect(guard.admit(route(op), request('198.51.100.1'), new FakeResponse() as unknown as ServerResponse, Buffer.alloc(0), '')).toBeUndefined();

@@ -29,6 +29,18 @@ export interface EnrollmentRequest {
   updb?: string;
 }
 
+/** The identity a token enrollment creates (see `TokenEnrollment`). */
+export interface TokenIdentityRequest {
+  /** Assigned before the CSR is signed: the certificate's SPIFFE id names it. */
+  id: string;
+  name: string;
+  roleAttributes: string[];
+  externalId: string;
+  authPolicyId: string;
+  /** The certificate signed from the enrollment's CSR (chain PEM), or null for token authentication. */
+  cert: { certPem: string; fingerprint: string } | null;
+}
+
 /** The projection of an identity other contexts keep (`disabled` as of now). */
 export function projectionOf(i: Identity, now = new Date()): IdentityProjection {
   return {
@@ -155,6 +167,35 @@ export class IdentityManager {
         });
       }
       created = (await tx.identities.findById(id))!;
+      await tx.emit({ type: 'identity.created', identity: projectionOf(created) });
+      return { identity: created, tokens: [] };
+    });
+    return created!;
+  }
+
+  /**
+   * Token enrollment (`POST /enroll/token`): a Default, non-admin identity that ext-jwt login finds
+   * by `externalId`, with a cert authenticator (issued by the network) when it enrolled with a CSR.
+   * One identity per externalId: the check runs again under a lock on it, so of two concurrent
+   * enrollments of one token the second is 409 ENROLLMENT_IDENTITY_ALREADY_ENROLLED. A taken name
+   * is the identity create's field error (`name must be unique`).
+   */
+  async createFromToken(req: TokenIdentityRequest): Promise<Identity> {
+    let created: Identity | undefined;
+    await this.commit(async (tx) => {
+      await tx.lock(`identity-external-id:${req.externalId}`);
+      if (await tx.identities.findByExternalId(req.externalId)) throw ApiError.of('ENROLLMENT_IDENTITY_ALREADY_ENROLLED');
+      const fields = fullFields({
+        name: req.name, type: 'Default', isAdmin: false, roleAttributes: req.roleAttributes, externalId: req.externalId, authPolicyId: req.authPolicyId,
+      });
+      await checkReferences(tx, fields);
+      await tx.identities.create({ ...fields, id: req.id, isDefaultAdmin: false });
+      if (req.cert) {
+        await tx.authenticators.create({
+          id: shortId(), identityId: req.id, method: 'cert', certPem: req.cert.certPem, fingerprint: req.cert.fingerprint, isIssuedByNetwork: true, tags: {},
+        });
+      }
+      created = (await tx.identities.findById(req.id))!;
       await tx.emit({ type: 'identity.created', identity: projectionOf(created) });
       return { identity: created, tokens: [] };
     });

@@ -87,7 +87,9 @@ export function mapDbError(err: unknown, value?: (field: string) => unknown, byC
   if (constraint && byConstraint[constraint] && (state === '23505' || state === '23503')) return byConstraint[constraint]!();
   if (state !== '23505') return err;
   const e = err as DbErrorShape;
-  const text = `${constraint ?? ''} ${JSON.stringify(e.meta ?? {})} ${e.message ?? ''}`;
+  // The index name decides when the error carries it: Prisma's message quotes the calling source
+  // file's path, which may contain any of these words (a checkout under `…/enroll-token/` did).
+  const text = constraint ?? `${JSON.stringify(e.meta ?? {})} ${e.message ?? ''}`;
   for (const [re, field] of UNIQUE_FIELDS) {
     if (re.test(text)) return ApiError.field(field, `${field} must be unique`, value?.(field));
   }

@@ -105,6 +105,28 @@ export function identityClaim(claims: Record<string, unknown>, claimsProperty: s
   return typeof v === 'string' && v !== '' && isStorableText(v) ? v : null;
 }
 
+/**
+ * The claim a selector of the enrollment settings names (`enrollNameClaimsSelector`,
+ * `enrollAttributeClaimsSelector`): a JSON pointer, `/` prepended when missing (`name` = `/name`,
+ * `a/b` = `/a/b`); array elements by index. `undefined` when it names nothing.
+ */
+export function claimAt(claims: Record<string, unknown>, selector: string): unknown {
+  const pointer = selector.startsWith('/') ? selector : `/${selector}`;
+  let v: unknown = claims;
+  for (const raw of pointer.slice(1).split('/')) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(v)) {
+      if (!/^(0|[1-9][0-9]*)$/.test(seg) || Number(seg) >= v.length) return undefined;
+      v = v[Number(seg)];
+    } else if (v !== null && typeof v === 'object' && Object.prototype.hasOwnProperty.call(v, seg)) {
+      v = (v as Record<string, unknown>)[seg];
+    } else {
+      return undefined;
+    }
+  }
+  return v;
+}
+
 const DESCRIPTION: Record<TokenError, string> = {
   missing: 'no matching token was provided',
   expired: 'token expired',
