@@ -59,6 +59,12 @@ describe('deploy/k8s manifests', () => {
     const gw = named('Deployment', 'gateway')!.spec.template.spec;
     expect(gw.containers[0].readinessProbe.httpGet).toEqual(expect.objectContaining({ scheme: 'HTTPS', path: '/ziti-internal/readyz' }));
     expect(gw.volumes.find((v: any) => v.secret)?.secret.secretName).toBe('ziti-gateway-pki');
+    // Snapshots land on a claimed volume mounted where ZITI_SNAPSHOT_DIR points, not in the pod.
+    const snapshotDir = named('ConfigMap', 'ziti-config')!.data.ZITI_SNAPSHOT_DIR;
+    const mount = gw.containers[0].volumeMounts.find((m: any) => m.mountPath === snapshotDir);
+    expect(mount).toBeDefined();
+    const claim = gw.volumes.find((v: any) => v.name === mount.name)?.persistentVolumeClaim?.claimName;
+    expect(named('PersistentVolumeClaim', claim)).toBeDefined();
   });
 
   it('gives every Deployment a Service that selects its pods and targets its ports; the gateway is a LoadBalancer on 1280', () => {
