@@ -92,6 +92,8 @@ export interface CertLogin {
     isIssuedByNetwork: boolean;
     isExtendRequested: boolean;
     isKeyRollRequested: boolean;
+    /** Whether the chain of this authenticator's last login resolved to a root (network-issued certificates). */
+    lastAuthResolvedToRoot: boolean;
   };
   identity: UpdbLogin['identity'];
   policy: AuthPolicy;

@@ -107,7 +107,12 @@ export interface UnitOfWork {
    * sdkInfo/envInfo (when changed). It raises no event: no other context keeps state about a
    * session until it changes or ends. An identity deleted meanwhile → 401 INVALID_AUTH.
    */
-  createSession(session: ApiSession, info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> }): Promise<void>;
+  createSession(
+    session: ApiSession,
+    info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> },
+    /** The session's certificate authenticator's new `lastAuthResolvedToRoot`, when it changed. */
+    resolvedToRoot?: boolean,
+  ): Promise<void>;
 }
 
 export interface NewIdentity extends IdentityFields {

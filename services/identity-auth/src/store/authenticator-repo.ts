@@ -133,7 +133,7 @@ const UPDB_LOGINS = `SELECT a."username", a."id" AS "authenticatorId", a."identi
 
 const CERT_LOGIN = `SELECT a."id" AS "authenticatorId", a."identity_id" AS "identityId", a."password", a."salt", a."failed_attempts" AS "failedAttempts",
         a."is_issued_by_network" AS "isIssuedByNetwork", a."is_extend_requested" AS "isExtendRequested",
-        a."is_key_roll_requested" AS "isKeyRollRequested",
+        a."is_key_roll_requested" AS "isKeyRollRequested", a."last_auth_resolved_to_root" AS "lastAuthResolvedToRoot",
       ${LOGIN_JOIN}
       WHERE a."fingerprint" = $1 AND a."method" = 'cert'`;
 
@@ -184,7 +184,7 @@ export class PrismaAuthenticatorRepository implements AuthenticatorRepository {
   }
 
   async findCertLogin(fingerprint: string): Promise<CertLogin | null> {
-    const { rows } = await this.pool.query<LoginRow & { isIssuedByNetwork: boolean; isExtendRequested: boolean; isKeyRollRequested: boolean }>(
+    const { rows } = await this.pool.query<LoginRow & { isIssuedByNetwork: boolean; isExtendRequested: boolean; isKeyRollRequested: boolean; lastAuthResolvedToRoot: boolean }>(
       prepared(CERT_LOGIN, [fingerprint]),
     );
     const r = rows[0];
@@ -196,6 +196,7 @@ export class PrismaAuthenticatorRepository implements AuthenticatorRepository {
         isIssuedByNetwork: r.isIssuedByNetwork,
         isExtendRequested: r.isExtendRequested,
         isKeyRollRequested: r.isKeyRollRequested,
+        lastAuthResolvedToRoot: r.lastAuthResolvedToRoot,
       },
       identity: loginIdentity(r),
       policy: policyFromRow(r.policy),
