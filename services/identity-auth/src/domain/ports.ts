@@ -1,3 +1,4 @@
+import type { ControllerSettingRepository, OidcSettings } from './controller-settings.js';
 import type { RequestPrincipal } from '@ziti/http-kit';
 import type {
   AuthPolicy,
@@ -20,6 +21,7 @@ import type {
   ListRequest,
   Page,
   RoleFilter,
+  IdentityTrace,
 } from './model.js';
 
 /** The slice of an identity other contexts project (policy keeps it; events carry it). */
@@ -49,7 +51,8 @@ export type DomainEvent =
   | { type: 'identity.deleted'; identity: IdentityProjection; tokens: string[] }
   | { type: 'api-session.updated'; apiSessionId: string; identityId: string; tokens: string[] }
   | { type: 'api-session.deleted'; apiSessionId: string; identityId: string; tokens: string[] }
-  | { type: 'auth-policy.created' | 'auth-policy.updated' | 'auth-policy.deleted'; authPolicyId: string; tokens: string[] };
+  | { type: 'auth-policy.created' | 'auth-policy.updated' | 'auth-policy.deleted'; authPolicyId: string; tokens: string[] }
+  | { type: 'controller-settings.updated'; settingId: string; change: 'created' | 'updated' | 'deleted'; oidc: OidcSettings | null };
 
 /** The shared principal cache of the gateways: entries of these tokens must go (after commit). */
 export interface PrincipalCache {
@@ -88,6 +91,7 @@ export interface Repositories {
   authPolicies: AuthPolicyRepository;
   signers: ExternalJwtSignerRepository;
   mfas: MfaRepository;
+  controllerSettings: ControllerSettingRepository;
 }
 
 /** One transaction: the repositories bound to it, plus the outbox. */
@@ -132,6 +136,8 @@ export interface IdentityRepository {
   /** Unique violations become field errors (`name`, `externalId`). */
   create(identity: NewIdentity): Promise<void>;
   update(id: string, fields: IdentityFields): Promise<Identity>;
+  /** Sets or clears the identity's trace (`updatedAt` stays); false when it does not exist. */
+  setTrace(id: string, trace: IdentityTrace | null): Promise<boolean>;
   updateInfo(id: string, info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> }): Promise<void>;
   /**
    * Disables the identity now for `minutes` (null = until enabled again); `disabledUntil` is

@@ -7,6 +7,7 @@ import type { DomainEvent, Repositories, Transaction, UnitOfWork } from '../doma
 import { toChangeEvent } from '../events/events.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { PrismaApiSessionRepository } from './api-session-repo.js';
+import { PrismaControllerSettingRepository } from './controller-setting-repo.js';
 import { PrismaAuthenticatorRepository } from './authenticator-repo.js';
 import { PrismaAuthPolicyRepository } from './auth-policy-repo.js';
 import { PrismaIdentityTypeRepository } from './catalog-repo.js';
@@ -25,6 +26,7 @@ function repositories(db: Db, pool: Pool): Repositories {
     authPolicies: new PrismaAuthPolicyRepository(db, pool),
     signers: new PrismaSignerRepository(db, pool),
     mfas: new PrismaMfaRepository(db),
+    controllerSettings: new PrismaControllerSettingRepository(db, pool),
   };
 }
 
