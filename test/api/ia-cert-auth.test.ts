@@ -43,6 +43,30 @@ describe('network-issued certificates', () => {
     expect(current.body.data).toMatchObject({ id, authenticators: { cert: { id: authenticator.id, fingerprint: fingerprintOf(cred.leaf) } }, enrollment: {} });
   });
 
+  it('lastAuthResolvedToRoot follows each login: the full chain resolves to the root, the bare leaf does not', async () => {
+    const { id, cred } = await enrollOtt(ctl().http, mgmt);
+    const authenticator = await authenticatorOf(mgmt, id);
+    expect(authenticator).toMatchObject({ isIssuedByNetwork: true, lastAuthResolvedToRoot: false });
+    const session = await login(cred);
+    expectSuccess(session);
+    const token = session.body.data.token as string;
+    const detail = await mgmt.call('GET', `/authenticators/${authenticator.id}`);
+    expectSuccess(detail);
+    expect(detail.body.data.lastAuthResolvedToRoot).toBe(true);
+    const listed = await mgmt.call('GET', `/authenticators?filter=${encodeURIComponent(`id = "${authenticator.id}"`)}`);
+    expect(listed.body.data).toEqual([expect.objectContaining({ id: authenticator.id, lastAuthResolvedToRoot: true })]);
+    const own = await ctl().http.get(`${BASE.client}/current-identity/authenticators/${authenticator.id}`, token);
+    expectSuccess(own);
+    expect(own.body.data.lastAuthResolvedToRoot).toBe(true);
+
+    const bare = await login({ certPem: cred.leaf.toString(), keyPem: cred.keyPem });
+    expectSuccess(bare);
+    expect(bare.body.data.improperClientCertChain).toBe(true);
+    expect((await authenticatorOf(mgmt, id)).lastAuthResolvedToRoot).toBe(false);
+    expectSuccess(await login(cred));
+    expect((await authenticatorOf(mgmt, id)).lastAuthResolvedToRoot).toBe(true);
+  });
+
   it('a certificate without an authenticator, or presented on another method, does not log in', async () => {
     const { cred } = await enrollOtt(ctl().http, mgmt);
     expectFieldError(await ctl().http.request({ method: 'POST', path: `${BASE.client}/authenticate?method=password`, clientCert: cred }), 'username');

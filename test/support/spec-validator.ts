@@ -49,6 +49,7 @@ export const SPEC_PATCHES: readonly string[] = [
   'GET /edge-routers/{id}/service-edge-router-policies: 200 lists service edge router policies (ziti edge_router_router.go maps them with MapServiceEdgeRouterPolicyToRestEntity), not service policies',
   'externalJwtSignerDetail / clientExternalJwtSignerDetail: externalAuthUrl, clientId, kid and fingerprint are null when unset (the controller maps them from nil pointers; external_jwt_signer_test.go asserts a nil externalAuthUrl)',
   'dataIntegrityCheckDetails: startTime, endTime and error are null when unset (before a run, while one runs, after one without error; ziti database_router.go GetCheckProgress maps them from nil pointers)',
+  'controllerSettingsList: "items" is null (a spec defect no schema compiler accepts); its items are controllerSettingDetail, as every other list\'s are its detail',
 ];
 
 /** The raw-document operations of SPEC_PATCHES: their 200 body is checked as a swagger document. */
@@ -120,6 +121,7 @@ function patchSpec(doc: Record<string, any>): void {
     d.capabilities.enum.push('OIDC_AUTH_WITH_CSR');
   }
   if (d.subTags) d.subTags.additionalProperties = { type: ['string', 'boolean', 'number', 'null'] };
+  if (d.controllerSettingsList && !d.controllerSettingsList.items) d.controllerSettingsList.items = { $ref: '#/definitions/controllerSettingDetail' };
   const enrollment = d.enrollmentDetail?.allOf?.[1];
   if (enrollment?.required) enrollment.required = enrollment.required.filter((r: string) => r !== 'details');
   const svcConfig = d.serviceDetail?.allOf?.[1]?.properties?.config;

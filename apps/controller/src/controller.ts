@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as gateway from '@ziti/gateway';
 import * as identityAuth from '@ziti/identity-auth';
@@ -62,6 +63,11 @@ export interface ControllerOptions {
   outboundAllowPrivate?: boolean;
   /** The gateway's client-address and login guards (`loadGuardConfig` of `@ziti/gateway`); unset parts keep their defaults. */
   guards?: Partial<gateway.GatewayGuardConfig>;
+  /**
+   * This controller's id (`GET /controllers`, the controller a controller-specific setting names):
+   * given to the gateway and identity-auth alike. Default `ZITI_INSTANCE_ID`, else the host name.
+   */
+  instanceId?: string;
   log?: (m: string) => void;
 }
 
@@ -93,6 +99,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   // Before anything in the directory is read or written: a second start leaves the first alone.
   const lock = opts.databaseUrl ? undefined : lockDataDir(dataDir);
   const adminUsername = opts.adminUsername || 'admin';
+  const instanceId = opts.instanceId || process.env.ZITI_INSTANCE_ID?.trim() || hostname();
 
   // Everything started so far, stopped in reverse order (on stop() and on a failed start).
   const started: { name: string; stop: () => Promise<unknown> }[] = [];
@@ -145,6 +152,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
         secretsKey: opts.mfaSecret,
         totpIssuer: opts.totpIssuer,
         outboundAllowPrivate: opts.outboundAllowPrivate,
+        instanceId,
       }),
     ];
     started.push(running[0]);
@@ -179,6 +187,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       pkiEnrollmentGrpc: services['pki-enrollment']?.grpcAddress,
       contextGrpc: Object.fromEntries(running.map((s) => [s.name, s.grpcAddress])),
       snapshotDir: opts.snapshotDir,
+      instanceId,
       ...opts.guards,
       log,
     });

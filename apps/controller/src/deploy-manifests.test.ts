@@ -97,4 +97,13 @@ describe('deploy/k8s manifests', () => {
     const secret = named('Secret', 'ziti-secrets')!;
     expect(Object.keys(secret.stringData)).toEqual(expect.arrayContaining(['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL']));
   });
+
+  it('gives the gateway and identity-auth one controller id (ZITI_INSTANCE_ID), the same on every replica', () => {
+    const config = named('ConfigMap', 'ziti-config')!;
+    expect(config.data.ZITI_INSTANCE_ID).toMatch(/\S/);
+    for (const name of ['gateway', 'identity-auth']) {
+      const refs = named('Deployment', name)!.spec.template.spec.containers[0].envFrom ?? [];
+      expect(refs.map((r: { configMapRef?: { name: string } }) => r.configMapRef?.name)).toContain('ziti-config');
+    }
+  });
 });

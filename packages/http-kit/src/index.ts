@@ -4,6 +4,8 @@ export {
   REQUEST_ID_HEADER,
   INTERNAL_HEADER_PREFIX,
   type RequestPrincipal,
+  type PrincipalTrace,
+  activeTrace,
   signPrincipal,
   verifyPrincipal,
 } from './principal.js';

@@ -24,6 +24,21 @@ export interface RequestPrincipal {
   identityTypeId: string;
   /** When the API session completed its TOTP factor (RFC 3339); empty or absent when it has not. */
   mfaCompletedAt?: string;
+  /** While the identity is traced (until `until`, RFC 3339): the gateway logs its requests with `traceId`. */
+  trace?: PrincipalTrace;
+}
+
+/** An identity's trace, as the principal carries it (proto `ziti.v1.PrincipalTrace`). */
+export interface PrincipalTrace {
+  traceId: string;
+  until: string;
+  channels: string[];
+}
+
+/** The trace of a principal that is in force at `now`, if any (the one check the gateway makes per request). */
+export function activeTrace(principal: Pick<RequestPrincipal, 'trace'> | undefined, now = Date.now()): PrincipalTrace | undefined {
+  const t = principal?.trace;
+  return t && t.traceId && Date.parse(t.until) > now ? t : undefined;
 }
 
 interface TokenBody {

@@ -281,6 +281,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     draining: () => draining,
     clientAddress,
     loginGuard,
+    log,
   });
   log(`listening on https://${joinAddress(deps.listen.host || '0.0.0.0', port)} (advertised as https://${advertisedAddress})`);
 

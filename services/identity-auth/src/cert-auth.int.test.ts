@@ -160,6 +160,31 @@ describe('certificates and enrollments (pki-enrollment phase 2)', () => {
       }
     });
 
+    it('records on each login whether a network-issued certificate resolved to the root (lastAuthResolvedToRoot); not for third-party ones', async () => {
+      const cert = selfSignedCert('rooted');
+      const id = await newIdentity();
+      const a = await rpc<{ id: string }>('createCertAuthenticator', { identityId: id, certPem: cert.certPem, fingerprint: '', isIssuedByNetwork: true, caId: '' });
+      const stored = async (authId: string) => (await h.call('GET', `${M}/authenticators/${authId}`, { principal: admin })).body.data.lastAuthResolvedToRoot;
+      expect(await stored(a.id)).toBe(false);
+      pki.verdicts.set(cert.fingerprint, { verified: true, improperClientCertChain: false, leafPem: cert.certPem });
+      expect((await certLogin(cert.certPem)).status).toBe(200);
+      expect(await stored(a.id)).toBe(true);
+      // Only the intermediates the controller holds completed the chain: no longer resolved to the root.
+      pki.verdicts.set(cert.fingerprint, { verified: true, improperClientCertChain: true, leafPem: cert.certPem });
+      expect((await certLogin(cert.certPem)).status).toBe(200);
+      expect(await stored(a.id)).toBe(false);
+      const [{ updated_at: before }] = await h.sql('SELECT updated_at FROM authenticators WHERE id = $1', [a.id]);
+      expect((await certLogin(cert.certPem)).status).toBe(200); // unchanged: nothing written
+      const [{ updated_at: after }] = await h.sql('SELECT updated_at FROM authenticators WHERE id = $1', [a.id]);
+      expect(after).toEqual(before);
+
+      const third = selfSignedCert('third-party');
+      const b = await rpc<{ id: string }>('createCertAuthenticator', { identityId: await newIdentity(), certPem: third.certPem, fingerprint: '', isIssuedByNetwork: false, caId: 'ca1' });
+      pki.verdicts.set(third.fingerprint, { verified: true, improperClientCertChain: false, leafPem: third.certPem });
+      expect((await certLogin(third.certPem)).status).toBe(200);
+      expect(await stored(b.id)).toBe(false);
+    });
+
     it('auto-enrolls an unknown device of a CA that allows it; refuses one whose CA lacks the externalId claim', async () => {
       const cert = selfSignedCert('kiosk');
       const ca = { id: 'ca9', name: 'Store CA', isAutoCaEnrollmentEnabled: true, identityRoles: ['store'], identityNameFormat: '', authPolicyId: '' };

@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       ZITI_SESSION_TIMEOUT_MINUTES: '45',
       PKI_ENROLLMENT_GRPC: 'pki-enrollment:18202',
       ZITI_OUTBOUND_ALLOW_PRIVATE: 'true',
+      ZITI_INSTANCE_ID: ' ctrl-1 ',
     });
     expect(c).toMatchObject({
       http: { host: '0.0.0.0', port: 0 },
@@ -38,6 +39,7 @@ describe('loadConfig', () => {
       sessionTimeoutMinutes: 45,
       pkiEnrollmentGrpc: 'pki-enrollment:18202',
       outboundAllowPrivate: true,
+      instanceId: 'ctrl-1',
     });
     for (const [raw, value] of [['1', true], ['ON', true], ['false', false], ['0', false], ['', false]] as const) {
       expect(loadConfig({ ...required, ZITI_OUTBOUND_ALLOW_PRIVATE: raw }).outboundAllowPrivate).toBe(value);

@@ -28,6 +28,8 @@ export interface Config {
    * reserved addresses stay refused.
    */
   outboundAllowPrivate: boolean;
+  /** This controller's id (ZITI_INSTANCE_ID, default the host name), as the gateway's `GET /controllers` lists it. */
+  instanceId?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -48,5 +50,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...(env.ZITI_MFA_SECRET ? { secretsKey: env.ZITI_MFA_SECRET } : {}),
     ...(env.ZITI_TOTP_ISSUER ? { totpIssuer: env.ZITI_TOTP_ISSUER } : {}),
     outboundAllowPrivate: boolEnv(env, 'ZITI_OUTBOUND_ALLOW_PRIVATE', false),
+    ...(env.ZITI_INSTANCE_ID?.trim() ? { instanceId: env.ZITI_INSTANCE_ID.trim() } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createServiceApp } from '@ziti/http-kit';
 import { IdentityAuthServiceService } from '@ziti/proto';
@@ -18,6 +19,7 @@ import { CertificateLifecycle } from './domain/cert-lifecycle.js';
 import { CertLogin } from './domain/cert-login.js';
 import { JwtVerifier } from './domain/ext-jwt/jwt-verifier.js';
 import { SignerManager } from './domain/ext-jwt/signer-manager.js';
+import { ControllerSettingsManager } from './domain/controller-settings.js';
 import { IdentityManager } from './domain/identity-manager.js';
 import { MfaGuard } from './domain/mfa/mfa-guard.js';
 import { MfaManager } from './domain/mfa/mfa-manager.js';
@@ -38,6 +40,7 @@ import { authPolicyHandlers } from './http/auth-policies.js';
 import { authenticateHandlers } from './http/authenticate.js';
 import { authenticatorHandlers } from './http/authenticators.js';
 import { certLifecycleHandlers } from './http/cert-lifecycle.js';
+import { controllerSettingHandlers } from './http/controller-settings.js';
 import { currentHandlers } from './http/current.js';
 import { identityHandlers } from './http/identities.js';
 import { identityTypeHandlers } from './http/identity-types.js';
@@ -94,6 +97,12 @@ export interface IdentityAuthDeps {
    * unspecified, multicast, broadcast and reserved addresses are refused either way.
    */
   outboundAllowPrivate?: boolean;
+  /**
+   * This controller's id (ZITI_INSTANCE_ID, default the host name): the id `GET /controllers`
+   * lists, the one controller a controller-specific setting may name. The gateway reads the same
+   * setting; the all-in-one controller passes one value to both.
+   */
+  instanceId?: string;
   log?: (msg: string) => void;
 }
 
@@ -127,6 +136,7 @@ function schemaHint(err: unknown): unknown {
 /** Composition root of identity-auth: stores, managers, HTTP and gRPC. */
 export async function startService(deps: IdentityAuthDeps): Promise<RunningService> {
   const log = deps.log ?? ((m: string) => console.log(m));
+  const instanceId = deps.instanceId || hostname();
   validateDefaultAdminSpec(deps.admin);
   const db = openDatabase(deps.databaseUrl);
   const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
@@ -178,6 +188,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
         ...signerHandlers(new SignerManager(uow, (field, url) => outbound.checkUrl(field, url))),
         ...mfaHandlers(mfa, deps.totpIssuer || DEFAULT_TOTP_ISSUER),
         ...enrollTokenHandlers(new TokenEnrollment(uow.repos, verifier, identities, pki)),
+        ...controllerSettingHandlers(new ControllerSettingsManager(uow, () => [instanceId])),
       },
     });
     const http = await listenHttp(app, deps.http.host, deps.http.port);

@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { BaseEntity, CreateEnvelope, CreateLocation, Empty, EntityRef, Link, Links, Meta, Pagination, SubTags, Tags } from './common.js';
 import * as auth from './identity-auth-auth.js';
 import * as identities from './identity-auth-identities.js';
+import * as settings from './identity-auth-settings.js';
 
 /**
  * Models of the identity-auth context, transcribed from the OpenZiti swagger definitions of the
@@ -12,6 +13,7 @@ import * as identities from './identity-auth-identities.js';
 
 export * from './identity-auth-auth.js';
 export * from './identity-auth-identities.js';
+export * from './identity-auth-settings.js';
 export { BaseEntity, CreateEnvelope, CreateLocation, Empty, EntityRef, Link, Links, Meta, Pagination, SubTags, Tags };
 
 /** Models of the identity-auth context (identities, API sessions, authenticate, …). */
@@ -42,5 +44,9 @@ export const IDENTITY_AUTH_MODELS: Record<string, TSchema> = Object.fromEntries(
     auth.ListAuthenticatorsEnvelope, auth.DetailAuthenticatorEnvelope, auth.ListExternalJwtSignersEnvelope,
     auth.DetailExternalJwtSignerEnvelope, auth.ListClientExternalJwtSignersEnvelope, auth.DetailMfaEnvelope,
     auth.DetailMfaRecoveryCodesEnvelope, identities.ListRoleAttributesEnvelope, identities.ListRoleAttributeUsageEnvelope,
+    settings.ControllerSettings, settings.ControllerSettingCreate, settings.ControllerSettingUpdate, settings.ControllerSettingPatch,
+    settings.ControllerSettingDetail, settings.ControllerSettingsList, settings.ControllerSettingEffective,
+    settings.ListControllerSettingEnvelope, settings.DetailControllerSettingEnvelope, settings.DetailControllerSettingEffectiveEnvelope,
+    settings.TraceSpec, settings.TraceDetail, settings.TraceDetailEnvelope,
   ].map((s) => [s.$id as string, s]),
 );

@@ -44,6 +44,14 @@ import {
   ListIdentitiesEnvelope,
   ListIdentityTypesEnvelope,
   TokenEnrollmentRequest,
+  ControllerSettingCreate,
+  ControllerSettingPatch,
+  ControllerSettingUpdate,
+  DetailControllerSettingEffectiveEnvelope,
+  DetailControllerSettingEnvelope,
+  ListControllerSettingEnvelope,
+  TraceDetailEnvelope,
+  TraceSpec,
 } from '../models/identity-auth.js';
 import { EnrollmentCertsEnvelope } from '../models/pki-enrollment.js';
 import { type Access, type ApiName, type HttpMethod, type RouteDef, route } from '../route.js';
@@ -399,6 +407,43 @@ export const IDENTITY_AUTH_ROUTES: readonly RouteDef[] = [
   op({
     operationId: 'removeIdentityMfa', method: 'DELETE', path: '/identities/{id}/mfa', access: 'authenticated', tags: ['Identity', 'MFA'],
     summary: 'Remove MFA from an identity', success: { status: 200, schema: Empty },
+  }),
+  // Identity tracing: `identity.update`, as the controller's InitPermissionsContext says.
+  op({
+    operationId: 'updateIdentityTracing', method: 'PUT', path: '/identities/{id}/trace', access: 'management', permission: 'identity',
+    tags: ['Identity', 'Tracing'], summary: 'Enable/disable data flow tracing for an identity', body: TraceSpec,
+    success: { status: 200, schema: TraceDetailEnvelope },
+  }),
+
+  // ---- controller settings (management; no handler in OpenZiti: reads admin or admin_readonly, writes admins only)
+  op({
+    operationId: 'listControllerSettings', method: 'GET', path: '/controller-settings', access: 'management', tags: ['Settings'],
+    summary: 'List the global controller settings and the controller specific overrides', query: Type.Object(listQuery),
+    success: { status: 200, schema: ListControllerSettingEnvelope },
+  }),
+  op({
+    operationId: 'createControllerSetting', method: 'POST', path: '/controller-settings', access: 'admin', tags: ['Settings'],
+    summary: 'Create a controller specific setting', body: ControllerSettingCreate, success: { status: 201, schema: CreateEnvelope },
+  }),
+  op({
+    operationId: 'detailControllerSetting', method: 'GET', path: '/controller-settings/{id}', access: 'management', tags: ['Settings'],
+    summary: 'Retrieves a single controller setting object by id', success: { status: 200, schema: DetailControllerSettingEnvelope },
+  }),
+  op({
+    operationId: 'detailControllerSettingEffective', method: 'GET', path: '/controller-settings/{id}/effective', access: 'management', tags: ['Settings'],
+    summary: 'Retrieves the effective and instance values of a controller setting', success: { status: 200, schema: DetailControllerSettingEffectiveEnvelope },
+  }),
+  op({
+    operationId: 'updateControllerSetting', method: 'PUT', path: '/controller-settings/{id}/effective', access: 'admin', tags: ['Settings'],
+    summary: 'Update all fields on a controller setting', body: ControllerSettingUpdate, success: { status: 200, schema: Empty },
+  }),
+  op({
+    operationId: 'patchControllerSetting', method: 'PATCH', path: '/controller-settings/{id}/effective', access: 'admin', tags: ['Settings'],
+    summary: 'Update the supplied fields on a controller setting', body: ControllerSettingPatch, success: { status: 200, schema: Empty },
+  }),
+  op({
+    operationId: 'deleteControllerSetting', method: 'DELETE', path: '/controller-settings/{id}/effective', access: 'admin', tags: ['Settings'],
+    summary: 'Delete a controller setting', success: { status: 200, schema: Empty },
   }),
   op({
     operationId: 'listIdentityRoleAttributes', method: 'GET', path: '/identity-role-attributes', access: 'management', permission: 'identity',

@@ -1,9 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { EdgeApiName, Owner } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
 import {
   CLIENT_CERT_HEADER,
   type HttpApp,
+  type PrincipalTrace,
+  activeTrace,
   MAX_BODY_BYTES,
   REQUEST_ID_HEADER,
   type RequestPrincipal,
@@ -45,6 +48,27 @@ export interface GatewayAppOptions {
   clientAddress?: (req: IncomingMessage) => string;
   /** Login and enrollment limits, applied just before a request goes to its context (`limits/login-guard.ts`). */
   loginGuard?: LoginGuard;
+  /** Where the log lines of traced identities' requests go (`PUT /identities/{id}/trace`). */
+  log?: (m: string) => void;
+}
+
+/**
+ * The log line of a request of a traced identity, written once its answer is sent (or the
+ * connection closed): the trace id, request id, identity, method, path, status and latency.
+ */
+export function logTracedRequest(
+  res: ServerResponse,
+  trace: PrincipalTrace,
+  at: { requestId: string; identityId: string; method: string; path: string; startedAt: number },
+  log: (m: string) => void,
+): void {
+  res.once('close', () => {
+    const latencyMs = (performance.now() - at.startedAt).toFixed(1);
+    log(
+      `trace traceId=${trace.traceId} requestId=${at.requestId} identityId=${at.identityId} method=${at.method} path=${at.path} ` +
+        `status=${res.statusCode}${res.writableFinished ? '' : ' (connection closed)'} latencyMs=${latencyMs}`,
+    );
+  });
 }
 
 async function principalFor(req: IncomingMessage, opts: GatewayAppOptions): Promise<Resolved> {
@@ -60,7 +84,7 @@ async function principalFor(req: IncomingMessage, opts: GatewayAppOptions): Prom
  * limits (logins and enrollments), the owning context.
  */
 export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
-  async function handle(req: ProxiedRequest, res: ServerResponse, requestId: string): Promise<void> {
+  async function handle(req: ProxiedRequest, res: ServerResponse, requestId: string, startedAt: number): Promise<void> {
     if (req.method === 'OPTIONS') return answerPreflight(req, res);
 
     const { path, search } = splitUrl(req.url ?? '/');
@@ -85,6 +109,9 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
     if (route.access !== 'anonymous') {
       const resolved = await principalFor(req, opts);
       principal = resolved.principal;
+      // Untraced principals carry no trace: this one check is all they cost.
+      const trace = activeTrace(principal);
+      if (trace && opts.log) logTracedRequest(res, trace, { requestId, identityId: principal.identityId, method: req.method ?? 'GET', path: target.path, startedAt }, opts.log);
       for (const [k, v] of Object.entries(sessionHeaders(principal))) res.setHeader(k, v);
       // A partial session reaches only the partial routes; with identity-auth's challenge (secondary ext-jwt) when it gave one.
       if (!principal.isFullyAuthenticated && route.access !== 'partial' && resolved.challenge) {
@@ -125,6 +152,6 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
     setServerHeaders(res, opts.instanceId, opts.version);
     setCorsHeaders(req, res);
     if (opts.draining()) res.setHeader('connection', 'close');
-    handle(req, res, requestId).catch((err: unknown) => sendError(res, err, requestId));
+    handle(req, res, requestId, performance.now()).catch((err: unknown) => sendError(res, err, requestId));
   };
 }

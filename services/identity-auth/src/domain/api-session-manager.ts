@@ -1,6 +1,6 @@
 import { MAX_PRINCIPAL_CACHE_TTL_SECONDS } from '@ziti/http-kit';
 import { ApiError } from '@ziti/errors';
-import type { ApiSessionView, ApiSessionWithIdentity, ListRequest, Page } from './model.js';
+import type { ApiSessionView, ApiSessionWithIdentity, IdentityTrace, ListRequest, Page } from './model.js';
 import { isDisabled } from './model.js';
 import type { PrincipalCache, UnitOfWork } from './ports.js';
 import { type SecondaryFactorChecker, type SessionAuthState, isFullyAuthenticated, secondaryChallenge, totpPending } from './session-state.js';
@@ -22,6 +22,8 @@ export interface ResolvedPrincipal {
   identityTypeId: string;
   /** When the session completed its TOTP second factor (RFC 3339); empty until then. */
   mfaCompletedAt: string;
+  /** The identity's trace while it runs (absent otherwise: untraced requests cost the gateway nothing). */
+  trace: { traceId: string; until: string; channels: string[] } | undefined;
 }
 
 export interface Resolution {
@@ -49,6 +51,7 @@ export interface PrincipalIdentity {
   isDefaultAdmin: boolean;
   permissions: string[];
   typeId: string;
+  trace?: IdentityTrace | null;
 }
 
 /** The principal of a session for its identity, as of `expiry`. */
@@ -72,6 +75,10 @@ export function principalOf(
     expirationSeconds: expiry.expirationSeconds,
     identityTypeId: identity.typeId,
     mfaCompletedAt: session.mfaCompletedAt ? session.mfaCompletedAt.toISOString() : '',
+    trace:
+      identity.trace && identity.trace.until.getTime() > Date.now()
+        ? { traceId: identity.trace.traceId, until: identity.trace.until.toISOString(), channels: identity.trace.channels }
+        : undefined,
   };
 }
 

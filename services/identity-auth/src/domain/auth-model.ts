@@ -1,6 +1,6 @@
 /** Entities of authentication (auth policies, authenticators, external JWT signers, MFA). */
 
-import type { JsonMap } from './model.js';
+import type { IdentityTrace, JsonMap } from './model.js';
 
 /** The settings of an auth policy (§6.1), as create and PUT give them and detail shows them. */
 export interface AuthPolicyFields {
@@ -74,6 +74,8 @@ export interface LoginIdentity {
   typeId: string;
   sdkInfo: JsonMap;
   envInfo: JsonMap;
+  /** The identity's trace (the new session's principal carries it while it runs). */
+  trace: IdentityTrace | null;
 }
 
 /** What the password login needs in one read: the credential, its identity and its auth policy. */
@@ -92,6 +94,8 @@ export interface CertLogin {
     isIssuedByNetwork: boolean;
     isExtendRequested: boolean;
     isKeyRollRequested: boolean;
+    /** Whether the chain of this authenticator's last login resolved to a root (network-issued certificates). */
+    lastAuthResolvedToRoot: boolean;
   };
   identity: UpdbLogin['identity'];
   policy: AuthPolicy;

@@ -44,6 +44,12 @@ export interface CertSessionFlags {
   isCertExtendable: boolean;
   isCertExtendRequested: boolean;
   isCertKeyRollRequested: boolean;
+  /**
+   * The authenticator's new `lastAuthResolvedToRoot` when it changes with this login (a
+   * network-issued certificate whose chain now does, or no longer does, resolve to the root);
+   * written with the session.
+   */
+  resolvedToRoot?: boolean;
 }
 
 /** Who logged in, and what the new session needs to know about them. */
@@ -167,7 +173,7 @@ export class Authenticator {
       updatedAt: now,
     };
     const info = { sdkInfo: changed(who.identity.sdkInfo, input.sdkInfo), envInfo: changed(who.identity.envInfo, input.envInfo) };
-    await this.uow.createSession(session, info);
+    await this.uow.createSession(session, info, who.cert?.resolvedToRoot);
     return { ...session, identityName: who.identity.name };
   }
 }

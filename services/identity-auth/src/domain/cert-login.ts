@@ -50,6 +50,11 @@ export class CertLogin {
     }
     if (!login) return null;
     const a = login.authenticator;
+    // OpenZiti records, for certificates it issued, whether the client presented a chain that
+    // resolved to the root (not only with the intermediates the controller holds): written only
+    // when it changes.
+    const resolvedToRoot = !v.improperClientCertChain;
+    const rootChanged = a.isIssuedByNetwork && a.lastAuthResolvedToRoot !== resolvedToRoot;
     return {
       identity: login.identity,
       disabled: login.identity,
@@ -61,6 +66,7 @@ export class CertLogin {
         isCertExtendable: a.isIssuedByNetwork,
         isCertExtendRequested: a.isExtendRequested,
         isCertKeyRollRequested: a.isKeyRollRequested,
+        ...(rootChanged ? { resolvedToRoot } : {}),
       },
     };
   }

@@ -12,7 +12,8 @@ import {
   patchedFields,
 } from './identity-rules.js';
 import { type CaIdentityRequest, numberedName, withIdentityId } from './ca-identity.js';
-import type { Identity, IdentityFields, IdentityView, ListRequest, Page, RoleFilter } from './model.js';
+import type { Identity, IdentityFields, IdentityTrace, IdentityView, ListRequest, Page, RoleFilter } from './model.js';
+import { type TraceSpecInput, traceOfSpec } from './trace.js';
 import { isDisabled } from './model.js';
 import type { EnrollmentInfo, NewEnrollment, PkiContext } from './pki-context.js';
 import type { DomainEvent, IdentityProjection, PolicyContext, PrincipalCache, Transaction, UnitOfWork } from './ports.js';
@@ -285,6 +286,26 @@ export class IdentityManager {
   /** The password lockout (no actor: the policy decides). */
   async lockout(id: string, durationMinutes: number): Promise<void> {
     await this.commit((tx) => this.disableIn(tx, id, durationMinutes, null));
+  }
+
+  /**
+   * `PUT /identities/{id}/trace`: starts (or, when not `enabled`, ends) the tracing of the identity's
+   * requests. The trace is stored with the identity and travels in its principals, so the cached
+   * principals of its sessions are dropped (after commit, and through `identity.updated` on every
+   * gateway): the very next request is traced, or no longer is. Answers the trace, or null.
+   */
+  async trace(id: string, spec: TraceSpecInput): Promise<IdentityTrace | null> {
+    const trace = traceOfSpec(spec);
+    const tokens = await this.uow.run(async (tx) => {
+      const identity = await tx.identities.findByIdForUpdate(id);
+      if (!identity) throw ApiError.notFound();
+      await tx.identities.setTrace(id, trace);
+      const tokens = await tx.apiSessions.tokensOfIdentity(id);
+      await tx.emit({ type: 'identity.updated', identity: projectionOf(identity), tokens });
+      return tokens;
+    });
+    await this.cache.drop(tokens);
+    return trace;
   }
 
   async enable(actor: Actor, id: string): Promise<void> {

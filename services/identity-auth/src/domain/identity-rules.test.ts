@@ -77,7 +77,7 @@ describe('identity rules', () => {
 
   it('lets only admins create or edit admins, or grant permissions', () => {
     const plain = fullFields(base);
-    const identity = (over: Partial<Identity>): Identity => ({ ...plain, id: 'i', isDefaultAdmin: false, isSystem: false, sdkInfo: {}, envInfo: {}, disabled: false, disabledAt: null, disabledUntil: null, createdAt: new Date(), updatedAt: new Date(), ...over });
+    const identity = (over: Partial<Identity>): Identity => ({ ...plain, id: 'i', isDefaultAdmin: false, isSystem: false, sdkInfo: {}, envInfo: {}, disabled: false, disabledAt: null, disabledUntil: null, trace: null, createdAt: new Date(), updatedAt: new Date(), ...over });
     const unauthorized = (fn: () => void) => expect(fn).toThrow(expect.objectContaining({ code: 'UNAUTHORIZED' }));
     assertMayWrite({ isAdmin: true }, { ...plain, isAdmin: true, permissions: ['ops'] }, identity({ isDefaultAdmin: true }));
     assertMayWrite({ isAdmin: false }, plain, identity({}));

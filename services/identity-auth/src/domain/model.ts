@@ -41,8 +41,17 @@ export interface UpdbAuthenticatorRef {
   username: string;
 }
 
+/** An identity's trace (`PUT /identities/{id}/trace`): its requests are logged with `traceId` until `until`. */
+export interface IdentityTrace {
+  traceId: string;
+  until: Date;
+  channels: string[];
+}
+
 export interface Identity extends IdentityFields {
   id: string;
+  /** The identity's trace, if one was enabled (it may have run out: see `until`). */
+  trace: IdentityTrace | null;
   isDefaultAdmin: boolean;
   isSystem: boolean;
   sdkInfo: JsonMap;
@@ -102,7 +111,7 @@ export interface SecondaryFactors {
 
 /** A session together with the identity facts needed to resolve a principal. */
 export interface ApiSessionWithIdentity extends ApiSession {
-  identity: Pick<Identity, 'id' | 'name' | 'isAdmin' | 'isDefaultAdmin' | 'permissions' | 'typeId' | 'disabled' | 'disabledUntil' | 'externalId'>;
+  identity: Pick<Identity, 'id' | 'name' | 'isAdmin' | 'isDefaultAdmin' | 'permissions' | 'typeId' | 'disabled' | 'disabledUntil' | 'externalId' | 'trace'>;
   secondary: SecondaryFactors;
 }
 

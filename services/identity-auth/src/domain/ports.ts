@@ -1,3 +1,4 @@
+import type { ControllerSettingRepository, OidcSettings } from './controller-settings.js';
 import type { RequestPrincipal } from '@ziti/http-kit';
 import type {
   AuthPolicy,
@@ -20,6 +21,7 @@ import type {
   ListRequest,
   Page,
   RoleFilter,
+  IdentityTrace,
 } from './model.js';
 
 /** The slice of an identity other contexts project (policy keeps it; events carry it). */
@@ -49,7 +51,8 @@ export type DomainEvent =
   | { type: 'identity.deleted'; identity: IdentityProjection; tokens: string[] }
   | { type: 'api-session.updated'; apiSessionId: string; identityId: string; tokens: string[] }
   | { type: 'api-session.deleted'; apiSessionId: string; identityId: string; tokens: string[] }
-  | { type: 'auth-policy.created' | 'auth-policy.updated' | 'auth-policy.deleted'; authPolicyId: string; tokens: string[] };
+  | { type: 'auth-policy.created' | 'auth-policy.updated' | 'auth-policy.deleted'; authPolicyId: string; tokens: string[] }
+  | { type: 'controller-settings.updated'; settingId: string; change: 'created' | 'updated' | 'deleted'; oidc: OidcSettings | null };
 
 /** The shared principal cache of the gateways: entries of these tokens must go (after commit). */
 export interface PrincipalCache {
@@ -88,6 +91,7 @@ export interface Repositories {
   authPolicies: AuthPolicyRepository;
   signers: ExternalJwtSignerRepository;
   mfas: MfaRepository;
+  controllerSettings: ControllerSettingRepository;
 }
 
 /** One transaction: the repositories bound to it, plus the outbox. */
@@ -107,7 +111,12 @@ export interface UnitOfWork {
    * sdkInfo/envInfo (when changed). It raises no event: no other context keeps state about a
    * session until it changes or ends. An identity deleted meanwhile → 401 INVALID_AUTH.
    */
-  createSession(session: ApiSession, info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> }): Promise<void>;
+  createSession(
+    session: ApiSession,
+    info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> },
+    /** The session's certificate authenticator's new `lastAuthResolvedToRoot`, when it changed. */
+    resolvedToRoot?: boolean,
+  ): Promise<void>;
 }
 
 export interface NewIdentity extends IdentityFields {
@@ -129,6 +138,8 @@ export interface IdentityRepository {
   /** Unique violations become field errors (`name`, `externalId`). */
   create(identity: NewIdentity): Promise<void>;
   update(id: string, fields: IdentityFields): Promise<Identity>;
+  /** Sets or clears the identity's trace (`updatedAt` stays); false when it does not exist. */
+  setTrace(id: string, trace: IdentityTrace | null): Promise<boolean>;
   updateInfo(id: string, info: { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> }): Promise<void>;
   /**
    * Disables the identity now for `minutes` (null = until enabled again); `disabledUntil` is

@@ -43,6 +43,10 @@ function identityData(p: IdentityProjection, tokens: readonly string[], deleted:
  *   idle expiry, identity delete or disable)
  * - `auth-policy.created` / `auth-policy.updated` / `auth-policy.deleted` `{ authPolicyId, tokenHashes }`
  *   (sessions whose completeness may have changed with the policy's secondary factors)
+ * - `controller-settings.updated` `{ settingId, change: created|updated|deleted, oidc }`: a
+ *   controller setting (`global` or a controller's override, whose id is the controller's id)
+ *   changed; `oidc` is its stored lists (`redirectUris`, `postLogoutUris`, those set), null once
+ *   deleted. An OIDC provider recomputes its effective settings from it.
  *
  * A login publishes nothing: no other context caches or projects a session before it changes or
  * ends (a gateway that has not seen a token asks `ResolveApiSession`), so an event per new session
@@ -68,5 +72,7 @@ export function toChangeEvent(e: DomainEvent): ChangeEvent<Record<string, unknow
     case 'auth-policy.updated':
     case 'auth-policy.deleted':
       return newChangeEvent(EVENT_SOURCE, e.type, { authPolicyId: e.authPolicyId, tokenHashes: e.tokens.map(tokenHash) });
+    case 'controller-settings.updated':
+      return newChangeEvent(EVENT_SOURCE, e.type, { settingId: e.settingId, change: e.change, oidc: e.oidc });
   }
 }

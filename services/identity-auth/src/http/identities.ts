@@ -1,6 +1,7 @@
-import { createdEnvelope, dataEnvelope, emptyEnvelope } from '@ziti/errors';
+import { createdEnvelope, dataEnvelope, emptyEnvelope, formatTimestamp } from '@ziti/errors';
 import type { Handler } from '@ziti/http-kit';
 import type { EnrollmentRequest, IdentityManager } from '../domain/identity-manager.js';
+import type { TraceSpecInput } from '../domain/trace.js';
 import type { IdentityInput } from '../domain/identity-rules.js';
 import type { RoleAttributeQueries } from '../domain/role-attributes.js';
 import { parseRoleFilter } from '../domain/role-filter.js';
@@ -49,6 +50,10 @@ export function identityHandlers(identities: IdentityManager, roleAttributes: Ro
       requireEntityAccess(ctx, 'identity', 'update');
       await identities.disable(actorOf(ctx), ctx.params.id!, (ctx.body as { durationMinutes: number }).durationMinutes);
       return { body: emptyEnvelope() };
+    },
+    async updateIdentityTracing(ctx) {
+      const trace = await identities.trace(ctx.params.id!, (ctx.body ?? {}) as TraceSpecInput);
+      return { body: dataEnvelope(trace ? { enabled: true, traceId: trace.traceId, until: formatTimestamp(trace.until) } : { enabled: false }) };
     },
     async enableIdentity(ctx) {
       requireEntityAccess(ctx, 'identity', 'update');

@@ -5,6 +5,7 @@ import type { ApiSession, ApiSessionView, ApiSessionWithIdentity, ListRequest, P
 import type { ApiSessionRepository, DeletedSession } from '../domain/ports.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { type Db, json, mapped } from './db.js';
+import { traceOf } from './identity-repo.js';
 import { inIdOrder, listIds } from './list-query.js';
 import { API_SESSION_QUERY } from './query-schemas.js';
 
@@ -33,7 +34,8 @@ const WITH_IDENTITY = `SELECT s."id", s."token", s."identity_id" AS "identityId"
   s."created_at" AS "createdAt", s."updated_at" AS "updatedAt",
   i."id" AS "i_id", i."name" AS "i_name", i."is_admin" AS "i_isAdmin", i."is_default_admin" AS "i_isDefaultAdmin",
   i."permissions" AS "i_permissions", i."type_id" AS "i_typeId", i."disabled" AS "i_disabled", i."disabled_until" AS "i_disabledUntil",
-  i."external_id" AS "i_externalId", p."secondary_require_totp" AS "p_requireTotp", p."secondary_required_ext_jwt_signer" AS "p_requiredSigner"
+  i."external_id" AS "i_externalId", i."trace_id" AS "i_traceId", i."trace_until" AS "i_traceUntil",
+  i."trace_channels" AS "i_traceChannels", p."secondary_require_totp" AS "p_requireTotp", p."secondary_required_ext_jwt_signer" AS "p_requiredSigner"
   FROM "api_sessions" s JOIN "identities" i ON i."id" = s."identity_id" JOIN "auth_policies" p ON p."id" = i."auth_policy_id"`;
 const WITH_IDENTITY_BY_TOKEN = `${WITH_IDENTITY} WHERE s."token" = $1`;
 const WITH_IDENTITY_BY_ID = `${WITH_IDENTITY} WHERE s."id" = $1`;
@@ -48,6 +50,9 @@ type RawFactsRow = Row & {
   i_disabled: boolean;
   i_disabledUntil: Date | null;
   i_externalId: string | null;
+  i_traceId: string | null;
+  i_traceUntil: Date | null;
+  i_traceChannels: string[] | null;
   p_requireTotp: boolean;
   p_requiredSigner: string | null;
 };
@@ -65,6 +70,7 @@ function toWithIdentity(r: RawFactsRow): ApiSessionWithIdentity {
       disabled: r.i_disabled,
       disabledUntil: r.i_disabledUntil,
       externalId: r.i_externalId,
+      trace: traceOf(r.i_traceId, r.i_traceUntil, r.i_traceChannels),
     },
     secondary: { requireTotp: r.p_requireTotp, requiredExtJwtSigner: r.p_requiredSigner },
   };

@@ -7,6 +7,7 @@ import type { AuthenticatorRepository, NewAuthenticator, StoredAuthenticator } f
 import type { Prisma } from '../generated/prisma/client.js';
 import { toAuthPolicy } from './auth-policy-repo.js';
 import { type Db, json, mapped } from './db.js';
+import { traceOf } from './identity-repo.js';
 import { inIdOrder, listIds } from './list-query.js';
 import { AUTHENTICATOR_QUERY } from './query-schemas.js';
 
@@ -29,6 +30,9 @@ interface LoginRow {
   disabledUntil: Date | string | null;
   sdkInfo: unknown;
   envInfo: unknown;
+  traceId: string | null;
+  traceUntil: Date | string | null;
+  traceChannels: string[] | null;
   mfaVerified: boolean;
   /** The auth_policies row as JSON (snake_case columns). */
   policy: Record<string, unknown>;
@@ -112,6 +116,7 @@ function loginIdentity(r: LoginRow): UpdbLogin['identity'] {
     disabledUntil: r.disabledUntil === null ? null : new Date(r.disabledUntil),
     sdkInfo: json(r.sdkInfo),
     envInfo: json(r.envInfo),
+    trace: traceOf(r.traceId, r.traceUntil, r.traceChannels),
   };
 }
 
@@ -119,7 +124,8 @@ function loginIdentity(r: LoginRow): UpdbLogin['identity'] {
 const LOGIN_JOIN = `
   i."name", i."external_id" AS "externalId", i."is_admin" AS "isAdmin", i."is_default_admin" AS "isDefaultAdmin",
   i."permissions", i."type_id" AS "typeId", i."disabled", i."disabled_until" AS "disabledUntil",
-  i."sdk_info" AS "sdkInfo", i."env_info" AS "envInfo", COALESCE(m."is_verified", false) AS "mfaVerified", row_to_json(p) AS "policy"
+  i."sdk_info" AS "sdkInfo", i."env_info" AS "envInfo", i."trace_id" AS "traceId", i."trace_until" AS "traceUntil",
+  i."trace_channels" AS "traceChannels", COALESCE(m."is_verified", false) AS "mfaVerified", row_to_json(p) AS "policy"
   FROM "authenticators" a
   JOIN "identities" i ON i."id" = a."identity_id"
   JOIN "auth_policies" p ON p."id" = i."auth_policy_id"
@@ -133,7 +139,7 @@ const UPDB_LOGINS = `SELECT a."username", a."id" AS "authenticatorId", a."identi
 
 const CERT_LOGIN = `SELECT a."id" AS "authenticatorId", a."identity_id" AS "identityId", a."password", a."salt", a."failed_attempts" AS "failedAttempts",
         a."is_issued_by_network" AS "isIssuedByNetwork", a."is_extend_requested" AS "isExtendRequested",
-        a."is_key_roll_requested" AS "isKeyRollRequested",
+        a."is_key_roll_requested" AS "isKeyRollRequested", a."last_auth_resolved_to_root" AS "lastAuthResolvedToRoot",
       ${LOGIN_JOIN}
       WHERE a."fingerprint" = $1 AND a."method" = 'cert'`;
 
@@ -184,7 +190,7 @@ export class PrismaAuthenticatorRepository implements AuthenticatorRepository {
   }
 
   async findCertLogin(fingerprint: string): Promise<CertLogin | null> {
-    const { rows } = await this.pool.query<LoginRow & { isIssuedByNetwork: boolean; isExtendRequested: boolean; isKeyRollRequested: boolean }>(
+    const { rows } = await this.pool.query<LoginRow & { isIssuedByNetwork: boolean; isExtendRequested: boolean; isKeyRollRequested: boolean; lastAuthResolvedToRoot: boolean }>(
       prepared(CERT_LOGIN, [fingerprint]),
     );
     const r = rows[0];
@@ -196,6 +202,7 @@ export class PrismaAuthenticatorRepository implements AuthenticatorRepository {
         isIssuedByNetwork: r.isIssuedByNetwork,
         isExtendRequested: r.isExtendRequested,
         isKeyRollRequested: r.isKeyRollRequested,
+        lastAuthResolvedToRoot: r.lastAuthResolvedToRoot,
       },
       identity: loginIdentity(r),
       policy: policyFromRow(r.policy),

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { Identity, IdentityFields, IdentityView, ListRequest, Page, RoleFilter } from '../domain/model.js';
+import type { Identity, IdentityFields, IdentityView, ListRequest, Page, RoleFilter, IdentityTrace } from '../domain/model.js';
 import type { IdentityRepository, NewIdentity } from '../domain/ports.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { type Db, json, mapped } from './db.js';
@@ -18,6 +18,11 @@ const VIEW_INCLUDE = {
 } as const satisfies Prisma.IdentityInclude;
 
 type ViewRow = Prisma.IdentityGetPayload<{ include: typeof VIEW_INCLUDE }>;
+
+/** The trace columns of an identity row (a trace needs its id and end). */
+export function traceOf(traceId: string | null, until: Date | string | null, channels: string[] | null): IdentityTrace | null {
+  return traceId && until ? { traceId, until: new Date(until), channels: channels ?? [] } : null;
+}
 
 export function toIdentity(r: IdentityRow): Identity {
   return {
@@ -42,6 +47,7 @@ export function toIdentity(r: IdentityRow): Identity {
     disabled: r.disabled,
     disabledAt: r.disabledAt,
     disabledUntil: r.disabledUntil,
+    trace: traceOf(r.traceId, r.traceUntil, r.traceChannels),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -142,6 +148,15 @@ export class PrismaIdentityRepository implements IdentityRepository {
       () => this.db.identity.create({ data: { ...data(identity), id: identity.id, isDefaultAdmin: identity.isDefaultAdmin } }),
       (f) => (f === 'externalId' ? identity.externalId : identity.name),
     );
+  }
+
+  /** Sets or clears the identity's trace (not a change of the identity: `updatedAt` stays); false when it does not exist. */
+  async setTrace(id: string, trace: IdentityTrace | null): Promise<boolean> {
+    const { count } = await this.db.identity.updateMany({
+      where: { id },
+      data: { traceId: trace?.traceId ?? null, traceUntil: trace?.until ?? null, traceChannels: trace?.channels ?? [] },
+    });
+    return count > 0;
   }
 
   async update(id: string, fields: IdentityFields): Promise<Identity> {

@@ -81,6 +81,12 @@ export const AUTH_POLICY_QUERY: EntityQuerySchema = {
   symbols: { ...base(), isSystem: col('bool', 'is_system'), name: col('string', 'name') },
 };
 
+export const CONTROLLER_SETTING_QUERY: EntityQuerySchema = {
+  entity: 'controllerSettings',
+  table: '"controller_settings"',
+  symbols: { ...base(), isSystem: { kind: 'scalar', type: 'bool', sql: (a) => `(${a}."id" = 'global')` } },
+};
+
 export const AUTHENTICATOR_QUERY: EntityQuerySchema = {
   entity: 'authenticators',
   table: '"authenticators"',

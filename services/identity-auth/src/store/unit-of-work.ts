@@ -7,6 +7,7 @@ import type { DomainEvent, Repositories, Transaction, UnitOfWork } from '../doma
 import { toChangeEvent } from '../events/events.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { PrismaApiSessionRepository } from './api-session-repo.js';
+import { PrismaControllerSettingRepository } from './controller-setting-repo.js';
 import { PrismaAuthenticatorRepository } from './authenticator-repo.js';
 import { PrismaAuthPolicyRepository } from './auth-policy-repo.js';
 import { PrismaIdentityTypeRepository } from './catalog-repo.js';
@@ -25,6 +26,7 @@ function repositories(db: Db, pool: Pool): Repositories {
     authPolicies: new PrismaAuthPolicyRepository(db, pool),
     signers: new PrismaSignerRepository(db, pool),
     mfas: new PrismaMfaRepository(db),
+    controllerSettings: new PrismaControllerSettingRepository(db, pool),
   };
 }
 
@@ -61,28 +63,31 @@ export class PrismaUnitOfWork implements UnitOfWork {
    * info share one statement (`batched`, which runs each login of a failed batch again alone, so
    * a login whose identity a concurrent delete took away fails alone); the rest go one by one.
    */
-  async createSession(s: ApiSession, info: ReportedInfo): Promise<void> {
-    if (info.sdkInfo !== undefined || info.envInfo !== undefined) return this.createSessionAlone(s, info);
-    await mapped(() => this.sessionBatch(s), undefined, SESSION_CONSTRAINTS);
+  async createSession(s: ApiSession, info: ReportedInfo, resolvedToRoot?: boolean): Promise<void> {
+    const login: NewSession = { s, resolvedToRoot };
+    if (info.sdkInfo !== undefined || info.envInfo !== undefined) return this.createSessionAlone(login, info);
+    await mapped(() => this.sessionBatch(login), undefined, SESSION_CONSTRAINTS);
   }
 
-  private readonly sessionBatch = batched(async (sessions: ApiSession[]) => {
-    await this.writeSessions(sessions, {});
-    return sessions.map(() => undefined);
+  private readonly sessionBatch = batched(async (logins: NewSession[]) => {
+    await this.writeSessions(logins, {});
+    return logins.map(() => undefined);
   });
 
-  private createSessionAlone(s: ApiSession, info: ReportedInfo): Promise<void> {
-    return mapped(() => this.writeSessions([s], info), undefined, SESSION_CONSTRAINTS);
+  private createSessionAlone(login: NewSession, info: ReportedInfo): Promise<void> {
+    return mapped(() => this.writeSessions([login], info), undefined, SESSION_CONSTRAINTS);
   }
 
   /** Sessions; `info`, when given, is the reported info of the one identity they belong to. */
-  private async writeSessions(sessions: ApiSession[], info: ReportedInfo): Promise<void> {
-    const rows = sessions.map((s) => ({
+  private async writeSessions(logins: NewSession[], info: ReportedInfo): Promise<void> {
+    const sessions = logins.map((l) => l.s);
+    const rows = logins.map(({ s, resolvedToRoot }) => ({
       id: s.id, token: s.token, identity_id: s.identityId, authenticator_id: s.authenticatorId, ip_address: s.ipAddress,
       config_types: s.configTypes, is_mfa_required: s.isMfaRequired, is_mfa_complete: s.isMfaComplete,
       is_cert_extendable: s.isCertExtendable, is_cert_extend_requested: s.isCertExtendRequested,
       is_cert_key_roll_requested: s.isCertKeyRollRequested, improper_client_cert_chain: s.improperClientCertChain,
       last_activity_at: s.lastActivityAt.toISOString(), tags: s.tags, created_at: s.createdAt.toISOString(), updated_at: s.updatedAt.toISOString(),
+      resolved_to_root: resolvedToRoot ?? null,
     }));
     const reported = info.sdkInfo !== undefined || info.envInfo !== undefined;
     await this.sessionWrites.query(
@@ -98,12 +103,20 @@ export class PrismaUnitOfWork implements UnitOfWork {
 
 type ReportedInfo = { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> };
 
+/** A login's session, and its certificate authenticator's new `lastAuthResolvedToRoot` when that changed. */
+interface NewSession {
+  s: ApiSession;
+  resolvedToRoot: boolean | undefined;
+}
+
 /** A session whose identity is gone (deleted while it logged in) is a failed login. */
 const SESSION_CONSTRAINTS = { api_sessions_identity_id_fkey: () => ApiError.of('INVALID_AUTH') };
 
 /**
- * New sessions (a jsonb array of rows) and the SDK and environment info an identity reported ($2,
- * $3: null when unchanged, $4: that identity), in one statement.
+ * New sessions (a jsonb array of rows), the `lastAuthResolvedToRoot` of the certificate
+ * authenticators whose value changed with their login (`resolved_to_root`, null when unchanged) and
+ * the SDK and environment info an identity reported ($2, $3: null when unchanged, $4: that
+ * identity), in one statement.
  */
 const INSERT_SESSIONS = `WITH s AS (
     INSERT INTO "api_sessions" ("id", "token", "identity_id", "authenticator_id", "ip_address", "config_types", "is_mfa_required",
@@ -115,5 +128,9 @@ const INSERT_SESSIONS = `WITH s AS (
       "last_activity_at" timestamptz, "tags" jsonb, "created_at" timestamptz, "updated_at" timestamptz)),
   i AS (
     UPDATE "identities" SET "sdk_info" = COALESCE($2::jsonb, "sdk_info"), "env_info" = COALESCE($3::jsonb, "env_info")
-    WHERE "id" = $4::text AND ($2::jsonb IS NOT NULL OR $3::jsonb IS NOT NULL))
+    WHERE "id" = $4::text AND ($2::jsonb IS NOT NULL OR $3::jsonb IS NOT NULL)),
+  a AS (
+    UPDATE "authenticators" SET "last_auth_resolved_to_root" = r."resolved_to_root", "updated_at" = now()
+    FROM jsonb_to_recordset($1::jsonb) AS r("authenticator_id" text, "resolved_to_root" boolean)
+    WHERE r."resolved_to_root" IS NOT NULL AND "authenticators"."id" = r."authenticator_id")
   SELECT 1`;
