@@ -202,3 +202,33 @@ export async function repairReferenceRows(
     }
   }
 }
+
+/** A page size asked for by the gateway, bounded to 1..1000 (500 when unset). */
+export function integrityPageSize(limit: number | undefined): number {
+  return Math.min(Math.max(Number(limit) || 500, 1), 1000);
+}
+
+/** `checkIntegrity` of a context whose own check is its outbox alone. */
+export function outboxIntegrityCheck(sql: IntegritySql, context: string, flush: () => Promise<void>): Pick<IntegrityHandlers, 'checkIntegrity'> {
+  return {
+    async checkIntegrity(req) {
+      const findings = findingsFor(req.limit);
+      await checkOutbox(sql, context, req.fix, flush, findings);
+      return findings.toMessage();
+    },
+  };
+}
+
+/** `listReferences` and `repairReferences` over a context's reference columns. */
+export function referenceIntegrity(sql: IntegritySql, context: string, columns: readonly ReferenceColumn[]): Pick<IntegrityHandlers, 'listReferences' | 'repairReferences'> {
+  return {
+    async listReferences(req) {
+      return { ids: await listReferenceIds(sql, columns, req.kind, req.after, integrityPageSize(req.limit)) };
+    },
+    async repairReferences(req) {
+      const findings = findingsFor(req.limit);
+      await repairReferenceRows(sql, context, columns, req.kind, req.ids, req.fix, findings);
+      return findings.toMessage();
+    },
+  };
+}

@@ -1,7 +1,5 @@
 import { ApiError } from '@ziti/errors';
-import type { IntegrityHandlers } from '@ziti/service-kit';
-import { REFERENCE_GRACE_SECONDS, checkOutbox, findingsFor } from '@ziti/service-kit';
-import type { IntegritySql } from '@ziti/service-kit';
+import { type IntegrityHandlers, type IntegritySql, REFERENCE_GRACE_SECONDS, checkOutbox, findingsFor, integrityPageSize } from '@ziti/service-kit';
 import type { IntegrityManager } from '../domain/integrity-manager.js';
 import { identityChange, postureCheckChange } from './policy.js';
 
@@ -27,7 +25,7 @@ export function policyIntegrity(manager: IntegrityManager, sql: IntegritySql, fl
     },
     async listReferences(req) {
       if (req.kind !== 'identity') return { ids: [] };
-      return { ids: await manager.systemIdentityIds(req.after, Math.min(Math.max(Number(req.limit) || 500, 1), 1000), REFERENCE_GRACE_SECONDS) };
+      return { ids: await manager.systemIdentityIds(req.after, integrityPageSize(req.limit), REFERENCE_GRACE_SECONDS) };
     },
     async repairReferences(req) {
       const findings = findingsFor(req.limit);

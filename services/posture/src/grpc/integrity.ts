@@ -1,10 +1,8 @@
 import { ApiError } from '@ziti/errors';
-import { type IntegrityHandlers, type IntegritySql, checkOutbox, findingsFor } from '@ziti/service-kit';
+import { type IntegrityHandlers, type IntegritySql, integrityPageSize, outboxIntegrityCheck } from '@ziti/service-kit';
 import type { PostureCheck } from '../domain/model.js';
 import { postureCheckDetail } from '../domain/views.js';
 import { syncPostureCheckRequest } from './policy-client.js';
-
-const pageSize = (limit: number) => Math.min(Math.max(Number(limit) || 500, 1), 1000);
 
 /** Reads posture checks by id (the posture check repository). */
 export interface PostureCheckReader {
@@ -14,14 +12,10 @@ export interface PostureCheckReader {
 /** `ziti.v1.IntegrityService` of the posture context: its outbox, and the posture checks policy projects. */
 export function postureIntegrity(sql: IntegritySql, checks: PostureCheckReader, flushOutbox: () => Promise<void>): Partial<IntegrityHandlers> {
   return {
-    async checkIntegrity(req) {
-      const findings = findingsFor(req.limit);
-      await checkOutbox(sql, 'posture', req.fix, flushOutbox, findings);
-      return findings.toMessage();
-    },
+    ...outboxIntegrityCheck(sql, 'posture', flushOutbox),
     async listProjectionSources(req) {
       if (req.kind !== 'posture-check') throw ApiError.field('kind', `posture is the source of no ${req.kind} projection`, req.kind);
-      const { rows } = await sql.query(`SELECT "id" FROM "posture_checks" WHERE "id" COLLATE "C" > $1 ORDER BY "id" COLLATE "C" LIMIT $2`, [req.after, pageSize(req.limit)]);
+      const { rows } = await sql.query(`SELECT "id" FROM "posture_checks" WHERE "id" COLLATE "C" > $1 ORDER BY "id" COLLATE "C" LIMIT $2`, [req.after, integrityPageSize(req.limit)]);
       const ids = rows.map((r) => r.id as string);
       const found = new Map((await checks.findByIds(ids)).map((c) => [c.id, c]));
       const page = ids.map((id) => found.get(id)).filter((c): c is PostureCheck => c !== undefined);
