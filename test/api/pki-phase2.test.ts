@@ -263,6 +263,9 @@ describe('routers (policy context: /edge-routers)', () => {
     const { decodeJwt } = await jose();
     const claims = decodeJwt(er.enrollmentJwt);
     expect(claims).toMatchObject({ em: 'erott', sub: routerId, jti: er.enrollmentToken, aud: [''] });
+    // The outstanding enrollment's creation time, as the controller renders it (ZAC shows it).
+    expect(Date.parse(er.enrollmentCreatedAt)).toBeGreaterThanOrEqual(Date.parse(er.createdAt));
+    expect(Date.parse(er.enrollmentCreatedAt)).toBeLessThan(Date.parse(er.enrollmentExpiresAt));
     const clientKeys = ecKeys();
     const res = await ctl().http.post(`${BASE.client}/enroll?method=erott&token=${er.enrollmentToken}`, {
       certCsr: csrPem(clientKeys, { commonName: routerId }),
@@ -270,7 +273,7 @@ describe('routers (policy context: /edge-routers)', () => {
     });
     expectSuccess(res);
     const after = (await mgmt.call('GET', `/edge-routers/${routerId}`)).body.data;
-    expect(after).toMatchObject({ isVerified: true, fingerprint: fingerprintOf(new X509Certificate(res.body.data.cert)) });
+    expect(after).toMatchObject({ isVerified: true, fingerprint: fingerprintOf(new X509Certificate(res.body.data.cert)), enrollmentCreatedAt: null });
 
     const current = { certPem: res.body.data.cert, keyPem: keyPem(clientKeys) };
     const extendBody = () => ({ certCsr: csrPem(ecKeys(), { commonName: routerId }), serverCertCsr: csrPem(ecKeys(), { commonName: routerId }) });

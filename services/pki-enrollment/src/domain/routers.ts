@@ -11,6 +11,8 @@ export interface RouterEnrollmentView {
   token: string;
   jwt: string;
   expiresAt: Date | null;
+  /** When the outstanding enrollment was created (null once enrolled). */
+  createdAt: Date | null;
   isVerified: boolean;
   fingerprint: string;
   certPem: string;
@@ -60,6 +62,7 @@ export class RouterEnrollments {
       token: e?.token ?? '',
       jwt: e?.jwt ?? '',
       expiresAt: e?.expiresAt ?? null,
+      createdAt: e?.createdAt ?? null,
       isVerified: !!cert,
       fingerprint: cert?.fingerprint ?? '',
       certPem: cert?.certPem ?? '',

@@ -61,6 +61,7 @@ function routerMsg(r: RouterEnrollmentView): RouterEnrollment {
     certPem: r.certPem,
     enrollmentId: r.enrollmentId,
     routerType: r.routerType,
+    createdAt: r.createdAt ? formatTimestamp(r.createdAt) : '',
   };
 }
 

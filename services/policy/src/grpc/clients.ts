@@ -69,7 +69,7 @@ function enrollmentInfo(e: RouterEnrollment): RouterEnrollmentInfo {
     jwt: e.jwt || null,
     token: e.token || null,
     expiresAt: e.expiresAt || null,
-    createdAt: null,
+    createdAt: e.createdAt || null,
     isVerified: e.isVerified,
     fingerprint: e.fingerprint || null,
     certPem: e.certPem || null,
