@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_NAMES, type ApiName, type Owner, type RouteDef, routesFor } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
+import { observeHttpRequest } from '@ziti/metrics';
 import { checkAccess } from './access.js';
 import { type HttpApp, handedOverPrincipal, hasBody, isJsonMediaType, mediaTypeOf, readJsonBody, sendBody, sendError, sendJson } from './http.js';
 import { shortId } from './ids.js';
@@ -22,6 +23,8 @@ export interface ServiceRequest extends IncomingMessage {
   body?: unknown;
   zitiRequestId?: string;
   zitiPrincipal?: RequestPrincipal;
+  /** The contract operation id, once the route matched (for the request metrics). */
+  zitiOperation?: string;
 }
 
 /** What a handler receives: parsed and validated input, the caller, and the raw request. */
@@ -92,8 +95,12 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     if (req.method === 'GET' || req.method === 'HEAD') {
-      if (path === '/healthz') return sendJson(res, { service: opts.owner, status: 'ok' });
+      if (path === '/healthz') {
+        req.zitiOperation = 'healthz';
+        return sendJson(res, { service: opts.owner, status: 'ok' });
+      }
       if (path === '/readyz') {
+        req.zitiOperation = 'readyz';
         const ready = opts.ready ? await opts.ready().catch(() => false) : true;
         res.statusCode = ready ? 200 : 503;
         return sendJson(res, { service: opts.owner, ready });
@@ -108,6 +115,7 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
     if (!target) throw ApiError.of('NOT_FOUND');
     const { route, params } = table.match(target.api, req.method ?? 'GET', target.relative || '/');
     const handler = opts.handlers[route.operationId]!;
+    req.zitiOperation = route.operationId;
 
     checkAccess(route.access, route.method, req.zitiPrincipal, route.permission);
     assertStorableRequest({ params });
@@ -133,6 +141,7 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
     const fromGateway = req.headers[REQUEST_ID_HEADER];
     const requestId = typeof fromGateway === 'string' && fromGateway.length > 0 ? fromGateway : shortId();
     req.zitiRequestId = requestId;
+    observeHttpRequest(res, opts.owner, () => req.zitiOperation);
     handle(req, res, requestId).catch((err: unknown) => sendError(res, err, requestId));
   };
 }
