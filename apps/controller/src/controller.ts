@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { startMetricsServer } from '@ziti/metrics';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as gateway from '@ziti/gateway';
@@ -43,6 +44,12 @@ export interface ControllerOptions {
   listenHost?: string;
   /** Gateway port. Default 1280; 0 = ephemeral. */
   port?: number;
+  /**
+   * Port of the Prometheus metrics listener (`GET /metrics`, every context's metrics in one
+   * registry, told apart by the `context` label), on `listenHost`; 0 = a free port. Left out:
+   * metrics are recorded but not served.
+   */
+  metricsPort?: number;
   /** `host[:port]` clients use (API base URLs, server certificate); default from the listener. */
   advertisedAddress?: string;
   /** Extra names and addresses for the gateway's server certificate. */
@@ -79,6 +86,8 @@ export interface RunningController {
   caCertPem: string;
   services: Record<string, { httpUrl: string; grpcAddress: string }>;
   adminUsername: string;
+  /** The metrics listener's port, when metrics are served. */
+  metricsPort?: number;
   /** Gateway first, then the contexts, the bus and cache, and the embedded PostgreSQL last. */
   stop(): Promise<void>;
 }
@@ -193,7 +202,14 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     });
     started.push({ name: 'gateway', stop: () => gw.stop() });
 
-    return { url: gw.url, port: gw.port, caCertPem: gw.caCertPem, services, adminUsername, stop: stopAll };
+    let metricsPort: number | undefined;
+    if (opts.metricsPort !== undefined) {
+      const metrics = await startMetricsServer(opts.listenHost || '0.0.0.0', opts.metricsPort, { listenAnyPort: true });
+      metricsPort = metrics.port;
+      started.push({ name: 'metrics', stop: () => metrics.stop() });
+    }
+
+    return { url: gw.url, port: gw.port, caCertPem: gw.caCertPem, services, adminUsername, metricsPort, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadGuardConfig } from '@ziti/gateway';
+import { metricsPort } from '@ziti/metrics';
 import { boolEnv, guardProcess, intEnv, onShutdown } from '@ziti/service-kit';
 import { DataDirInUseError, servicePortsFromEnv, startController } from './controller.js';
 
@@ -16,6 +17,8 @@ async function main(): Promise<void> {
   const port = intEnv(env, 'ZITI_CTRL_PORT', 1280);
   const adminPassword = env.ZITI_PWD || undefined;
   const listenHost = env.ZITI_CTRL_LISTEN_HOST || '0.0.0.0';
+  // One metrics endpoint for every context (ZITI_METRICS_PORT, default 9100; 0 = off).
+  const metricsPortSetting = metricsPort(env, undefined, 9100);
   const log = (m: string) => console.log(`[controller] ${m}`);
   const starting = startController({
     dataDir,
@@ -25,6 +28,7 @@ async function main(): Promise<void> {
     snapshotDir: env.ZITI_SNAPSHOT_DIR ? resolve(env.ZITI_SNAPSHOT_DIR) : undefined,
     listenHost,
     port,
+    metricsPort: metricsPortSetting === 0 ? undefined : metricsPortSetting,
     advertisedAddress: env.ZITI_CTRL_ADVERTISED_ADDRESS || undefined,
     extraSans: (env.ZITI_CTRL_SANS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     adminUsername: env.ZITI_USER || 'admin',
@@ -58,6 +62,7 @@ async function main(): Promise<void> {
       `  client API:     ${base}/edge/client/v1/version`,
       `  management API: ${base}/edge/management/v1`,
       `  data directory: ${dataDir}`,
+      ...(ctrl.metricsPort ? [`  metrics:        http://${host}:${ctrl.metricsPort}/metrics`] : []),
       `Log in as "${ctrl.adminUsername}" with ${password.where}, e.g.:`,
       `  curl -k -X POST '${base}/edge/management/v1/authenticate?method=password' -H 'content-type: application/json' -d "${body}"`,
       '(send the zt-session token of the answer as the zt-session header of later requests)',

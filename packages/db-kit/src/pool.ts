@@ -1,3 +1,5 @@
+import { contextOfSchema, dbQueryDuration, secondsSince, trackPool } from '@ziti/metrics';
+import { performance } from 'node:perf_hooks';
 import { Pool, type PoolConfig } from 'pg';
 
 /**
@@ -15,7 +17,41 @@ export function createSchemaPool(
   const pool = new Pool({ connectionString: databaseUrl, max: 10, ...extra, options });
   // An idle client can fail (server restart, database dropped); without a listener that would crash the process.
   pool.on('error', onError);
+  instrumentPool(pool, contextOfSchema(schema), extra.application_name ?? 'main');
   return pool;
+}
+
+/**
+ * Reports the pool's connections (`ziti_db_pool_connections`, read when scraped) until it ends,
+ * and times its `pool.query` calls (`ziti_db_query_duration_seconds`, including the wait for a
+ * connection). Queries on a checked-out client (transactions) are not timed one by one.
+ */
+export function instrumentPool(pool: Pool, context: string, name = 'main'): void {
+  const labels = { context, pool: name };
+  const untrack = trackPool(pool, labels);
+  const end = pool.end.bind(pool) as (...a: unknown[]) => unknown;
+  pool.end = ((...args: unknown[]) => {
+    untrack();
+    return end(...args);
+  }) as Pool['end'];
+  const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+  const ok = { ...labels, outcome: 'ok' };
+  const failed = { ...labels, outcome: 'error' };
+  pool.query = ((...args: unknown[]) => {
+    // The callback form (no caller here uses it) is passed through untimed.
+    if (args.some((a) => typeof a === 'function')) return query(...args);
+    const startedAt = performance.now();
+    return (query(...args) as Promise<unknown>).then(
+      (r) => {
+        dbQueryDuration.observe(ok, secondsSince(startedAt));
+        return r;
+      },
+      (err: unknown) => {
+        dbQueryDuration.observe(failed, secondsSince(startedAt));
+        throw err;
+      },
+    );
+  }) as Pool['query'];
 }
 
 /** Postgres error codes the services map to OpenZiti errors. */

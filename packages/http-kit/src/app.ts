@@ -49,6 +49,14 @@ export interface HandlerResult {
   headers?: Record<string, string>;
 }
 
+/** Records the outcome of one handled request: `error` is what the handler threw, if it did. */
+export type OutcomeRecorder = (ctx: HandlerContext, error?: unknown) => void;
+
+/** The error code of what a handler threw (bounded: the catalogue's codes), for outcome labels. */
+export function outcomeCode(error: unknown): string {
+  return error instanceof ApiError ? error.code : 'UNHANDLED';
+}
+
 export type Handler = (ctx: HandlerContext) => Promise<HandlerResult> | HandlerResult;
 
 export interface ServiceAppOptions {
@@ -59,6 +67,11 @@ export interface ServiceAppOptions {
   handlers: Record<string, Handler>;
   /** Defaults to every contract route of `owner`. */
   routes?: readonly RouteDef[];
+  /**
+   * Called once a handler of that operation id ran, with its error when it threw (the outcome
+   * counters of logins, enrollments and session creates). Must be cheap and never throw.
+   */
+  outcomes?: Record<string, OutcomeRecorder>;
   /** Readiness probe for `/readyz` (database reachable and so on). */
   ready?: () => Promise<boolean>;
 }
@@ -128,7 +141,19 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
       if (body !== undefined) body = validateBody(route.body, body);
       else if (!route.bodyOptional) throw ApiError.field('(root)', 'body in body is required');
     }
-    const result = await handler({ api: target.api, route, params, query, body, principal: req.zitiPrincipal, requestId, req, res });
+    const ctx: HandlerContext = { api: target.api, route, params, query, body, principal: req.zitiPrincipal, requestId, req, res };
+    const record = opts.outcomes?.[route.operationId];
+    let result: HandlerResult;
+    if (!record) result = await handler(ctx);
+    else {
+      try {
+        result = await handler(ctx);
+      } catch (err) {
+        record(ctx, err);
+        throw err;
+      }
+      record(ctx);
+    }
     if (res.headersSent || res.writableEnded) return;
     const r = result ?? {};
     res.statusCode = r.status ?? route.success.status;

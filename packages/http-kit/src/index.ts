@@ -18,9 +18,11 @@ export {
   type Handler,
   type HandlerContext,
   type HandlerResult,
+  type OutcomeRecorder,
   type ServiceAppOptions,
   type ServiceRequest,
   createServiceApp,
+  outcomeCode,
 } from './app.js';
 export {
   type HttpApp,

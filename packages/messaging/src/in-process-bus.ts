@@ -8,6 +8,7 @@ import {
   type EventFilter,
   type Logger,
 } from './subjects.js';
+import { consumed } from './consumed.js';
 import type { ChangeEvent, EventBus, EventHandler, Subscription } from './types.js';
 
 /** Options of {@link createInProcessBus}; all optional. */
@@ -120,7 +121,7 @@ class InProcessBus implements InProcessEventBus {
       this.groups.set(key, g);
       for (const e of this.history) if (filter.matches(e)) g.queue.push({ event: e, attempt: 1 });
     }
-    const member: Member = { handler };
+    const member: Member = { handler: consumed(group, handler) };
     g.members.push(member);
     this.pump(g);
     const grp = g;
@@ -135,7 +136,7 @@ class InProcessBus implements InProcessEventBus {
 
   async subscribeBroadcast(source: string, types: string[], handler: EventHandler): Promise<Subscription> {
     this.assertOpen();
-    const b: Broadcast = { filter: compileFilter(source, types), handler, running: new Set() };
+    const b: Broadcast = { filter: compileFilter(source, types), handler: consumed('broadcast', handler), running: new Set() };
     this.broadcasts.add(b);
     return {
       stop: async () => {

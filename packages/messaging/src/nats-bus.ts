@@ -13,6 +13,8 @@ import {
   type JsMsg,
   type NatsConnection,
 } from 'nats';
+import { natsConsumerPending } from '@ziti/metrics';
+import { consumed } from './consumed.js';
 import {
   assertPublishable,
   backoffMs,
@@ -176,7 +178,7 @@ class NatsBus implements EventBus {
     await this.ensureConsumer(name, filterSubject(this.cfg.prefix, filter));
     const consumer = await this.js.consumers.get(this.cfg.stream, name);
     const messages = await consumer.consume({ max_messages: DURABLE_PREFETCH });
-    return this.track(messages, (m, stopping) => this.handleDurable(name, filter, handler, m, stopping));
+    return this.track(messages, (m, stopping) => this.handleDurable(name, filter, consumed(group, handler), m, stopping));
   }
 
   async subscribeBroadcast(source: string, types: string[], handler: EventHandler): Promise<Subscription> {
@@ -194,7 +196,7 @@ class NatsBus implements EventBus {
         const event = this.decode(m);
         if (!event || !filter.matches(event)) return;
         try {
-          await handler(event);
+          await consumed('broadcast', handler)(event);
         } catch (err) {
           this.cfg.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err);
         }
@@ -247,6 +249,8 @@ class NatsBus implements EventBus {
       m.nak(); // prefetched but not started: hand it straight back to the other replicas
       return;
     }
+    // Messages of this consumer not yet delivered (the server's count as of this delivery).
+    natsConsumerPending.set({ consumer: name }, m.info.pending);
     const event = this.decode(m);
     if (!event) return;
     if (!filter.matches(event)) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { outboxBacklog, outboxPublished, outboxPublishLag } from '@ziti/metrics';
 import { assertPublishable, assertSource, assertType, defaultLog, type Logger } from './subjects.js';
 import type { ChangeEvent, EventBus } from './types.js';
 
@@ -247,6 +248,15 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const markName = `outbox_mark_${statementSuffix(table)}`;
   const cleanupSql = `DELETE FROM ${table} WHERE "published_at" < now() - make_interval(secs => $1)`;
 
+  // The context whose outbox this is (the source of its events), known from the first event seen.
+  let context: string | undefined;
+  function published(event: ChangeEvent): void {
+    context = event.source;
+    outboxPublished.inc({ context });
+    const at = Date.parse(event.occurredAt);
+    if (Number.isFinite(at)) outboxPublishLag.observe({ context }, Math.max(0, Date.now() - at) / 1000);
+  }
+
   async function flushBatch(): Promise<number> {
     const client = await pool.connect();
     let open = false;
@@ -255,6 +265,9 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       await client.query('BEGIN');
       open = true;
       const { rows } = await client.query({ name: claimName, text: claimSql, values: [batchSize, [...held]] });
+      if (rows.length > 0) context = rows[0].source;
+      // What this flush found unpublished (at most a batch): 0 when the relay keeps up.
+      if (context !== undefined) outboxBacklog.set({ context }, rows.length);
       const done: string[] = [];
       let failure: unknown;
       for (const row of rows) {
@@ -267,6 +280,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         }
         try {
           await bus.publish(event);
+          published(event);
           done.push(row.id);
         } catch (err) {
           failure = err;
@@ -320,7 +334,10 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     try {
       for (; i < events.length && !stopped; i++) {
         const event = events[i] as ChangeEvent;
-        if (publishable(event)) await bus.publish(event);
+        if (publishable(event)) {
+          await bus.publish(event);
+          published(event);
+        }
       }
     } catch (err) {
       log('outbox relay: publishing after commit failed, leaving the rest to the next flush', err);

@@ -101,16 +101,23 @@ export const outboxPublishLag = new Histogram({
 
 export const eventsConsumed = new Counter({
   name: 'ziti_events_consumed_total',
-  help: 'Events handled by a subscriber, by consumer and outcome (ok, error)',
-  labelNames: ['context', 'consumer', 'outcome'] as const,
+  help: 'Events handled by a subscriber, by consumer (durable group, or broadcast) and outcome (ok, error)',
+  labelNames: ['consumer', 'outcome'] as const,
   registers: [registry],
 });
 
 export const eventConsumeLag = new Histogram({
   name: 'ziti_event_consume_lag_seconds',
   help: 'Time from an event being stored (its occurredAt) to a subscriber handling it',
-  labelNames: ['context', 'consumer'] as const,
+  labelNames: ['consumer'] as const,
   buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
+  registers: [registry],
+});
+
+export const natsConsumerPending = new Gauge({
+  name: 'ziti_nats_consumer_pending',
+  help: 'Messages of a durable NATS consumer not yet delivered, as of its last delivery',
+  labelNames: ['consumer'] as const,
   registers: [registry],
 });
 

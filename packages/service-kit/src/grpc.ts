@@ -1,5 +1,7 @@
 import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { grpcServerDuration, secondsSince } from '@ziti/metrics';
 import { HealthServiceService, type HealthServiceServer } from '@ziti/proto';
+import { performance } from 'node:perf_hooks';
 import { registerGrpcServer } from './in-process.js';
 
 export interface GrpcServiceBinding {
@@ -29,8 +31,9 @@ export function healthService(name: string, ready: () => Promise<boolean> = asyn
  * Starts a plaintext gRPC server (inside the cluster network) with the given services. Clients of
  * the same process made with `grpcClient` reach it without the network.
  */
-export function startGrpcServer(host: string, port: number, services: GrpcServiceBinding[]): Promise<GrpcListener> {
+export function startGrpcServer(host: string, port: number, bindings: GrpcServiceBinding[], context = 'unknown'): Promise<GrpcListener> {
   const server = new Server({ 'grpc.keepalive_permit_without_calls': 1 });
+  const services = bindings.map((b) => instrumented(b, context));
   for (const s of services) server.addService(s.definition, s.implementation);
   return new Promise((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, actual) => {
@@ -54,4 +57,29 @@ export function startGrpcServer(host: string, port: number, services: GrpcServic
       });
     });
   });
+}
+
+type Callback = (err: { code?: number } | null, value?: unknown, ...rest: unknown[]) => void;
+
+/**
+ * The binding with every unary handler timed: `ziti_grpc_server_handling_seconds` by full method
+ * and status code (0 = OK). Streaming handlers are served as they are (rare bulk transfers).
+ */
+function instrumented(binding: GrpcServiceBinding, context: string): GrpcServiceBinding {
+  const implementation: UntypedServiceImplementation = { ...binding.implementation };
+  for (const [name, def] of Object.entries(binding.definition)) {
+    if (def.requestStream || def.responseStream) continue;
+    const key = binding.implementation[name] ? name : def.originalName && binding.implementation[def.originalName] ? def.originalName : undefined;
+    if (!key) continue;
+    const handler = binding.implementation[key] as unknown as (call: unknown, callback: Callback) => void;
+    const method = def.path;
+    implementation[key] = ((call: unknown, callback: Callback) => {
+      const startedAt = performance.now();
+      handler(call, (err, ...rest) => {
+        grpcServerDuration.observe({ context, method, code: String(err ? (typeof err.code === 'number' ? err.code : 2) : 0) }, secondsSince(startedAt));
+        callback(err, ...rest);
+      });
+    }) as unknown as UntypedServiceImplementation[string];
+  }
+  return { definition: binding.definition, implementation };
 }

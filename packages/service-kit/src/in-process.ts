@@ -9,6 +9,8 @@ import {
   credentials,
 } from '@grpc/grpc-js';
 import type { HttpApp } from '@ziti/http-kit';
+import { grpcClientDuration, secondsSince } from '@ziti/metrics';
+import { performance } from 'node:perf_hooks';
 
 /**
  * Co-located contexts (the all-in-one controller runs every context in one process) call each other
@@ -131,7 +133,7 @@ function callLocal(address: string, path: string, request: unknown, deadline: nu
  * methods always use the network.
  * Example: `grpcClient(PolicyServiceClient, '127.0.0.1:18203').getServiceAccess(req, md, { deadline }, cb)`.
  */
-export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string): C {
+export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string, context = 'unknown'): C {
   let remote: (C & { close(): void }) | undefined;
   const network = () => (remote ??= new Ctor(address, credentials.createInsecure()) as C & { close(): void });
   const client: Record<string, unknown> = {
@@ -144,7 +146,18 @@ export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string): 
       client[name] = (...args: unknown[]) => (network() as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!.call(remote, ...args);
       continue;
     }
-    client[name] = (request: unknown, ...rest: unknown[]) => {
+    const method = def.path;
+    client[name] = (request: unknown, ...args: unknown[]) => {
+      // The call's status and latency (ziti_grpc_client_handling_seconds), recorded when the callback runs.
+      const startedAt = performance.now();
+      const rest = args.map((a) =>
+        typeof a === 'function'
+          ? (err: ServiceError | null, value?: unknown) => {
+              grpcClientDuration.observe({ context, method, code: String(err ? (typeof err.code === 'number' ? err.code : GrpcStatus.UNKNOWN) : 0) }, secondsSince(startedAt));
+              (a as (err: ServiceError | null, value?: unknown) => void)(err, value);
+            }
+          : a,
+      );
       if (!grpcServers.has(address)) {
         const fn = (network() as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!;
         return fn.call(remote, request, ...rest);

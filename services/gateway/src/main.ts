@@ -1,3 +1,4 @@
+import { metricsPort, startMetricsServer } from '@ziti/metrics';
 import { createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
 import { guardProcess, onShutdown } from '@ziti/service-kit';
 import { loadConfig } from './config.js';
@@ -38,10 +39,13 @@ async function main(): Promise<void> {
     loginFailureLimits: config.loginFailureLimits,
     log,
   });
-  log(`ready at ${gateway.url}`);
+  // Prometheus metrics on a port of their own (`ZITI_METRICS_PORT`, default 9100; 0 = off), never on the API listener.
+  const metrics = await startMetricsServer(config.listen.host, metricsPort(process.env, 'gateway', 9100));
+  log(`ready at ${gateway.url}${metrics.port ? `, metrics on port ${metrics.port}` : ''}`);
 
   onShutdown(async () => {
     await gateway.stop();
+    await metrics.stop();
     await bus.close();
     await cache.close();
   }, log);

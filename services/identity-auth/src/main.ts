@@ -1,3 +1,4 @@
+import { metricsPort, startMetricsServer } from '@ziti/metrics';
 import { createNatsBus, createRedisCache } from '@ziti/messaging';
 import { guardProcess, onShutdown } from '@ziti/service-kit';
 import { loadConfig } from './config.js';
@@ -11,9 +12,12 @@ async function main(): Promise<void> {
   const bus = await createNatsBus({ url: config.natsUrl });
   const cache = await createRedisCache(config.redisUrl);
   const service = await startService({ ...config, bus, cache, log: console.log });
+  // Prometheus metrics on a port of their own (`IDENTITY_AUTH_METRICS_PORT`, else `ZITI_METRICS_PORT`; 0 = off).
+  const metrics = await startMetricsServer(config.http.host, metricsPort(process.env, 'identity-auth', 9101));
   console.log(`identity-auth: HTTP ${service.httpUrl}, gRPC ${service.grpcAddress}`);
   onShutdown(async () => {
     await service.stop();
+    await metrics.stop();
     await bus.close();
     await cache.close();
   });

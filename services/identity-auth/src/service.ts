@@ -1,4 +1,5 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { identityAuthOutcomes } from './http/metrics.js';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createServiceApp } from '@ziti/http-kit';
@@ -176,6 +177,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
       owner: SERVICE_NAME,
       internalSecret: deps.internalSecret,
       ready,
+      outcomes: identityAuthOutcomes,
       handlers: {
         ...authenticateHandlers(authenticator, sessions, mfa, deps.internalSecret),
         ...currentHandlers(sessions, identities),
@@ -198,7 +200,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
       integrityService(identityAuthIntegrity(new IdentityIntegrity(new SqlIntegrityRepository(db.prisma, db.pool)), db.pool, () => relay.flush())),
       healthService(SERVICE_NAME, ready),
       maintenance(deps.databaseUrl, db.pool, log),
-    ]);
+    ], 'identity-auth');
     cleanup.push(() => grpc.stop());
     const pkiEvents = await subscribePkiEvents(deps.bus, authenticators);
     cleanup.push(() => pkiEvents.stop());

@@ -1,4 +1,5 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
+import { enrollmentOutcomes } from './http/metrics.js';
 import { createServiceApp } from '@ziti/http-kit';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
 import { PkiEnrollmentServiceService } from '@ziti/proto';
@@ -107,6 +108,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       owner: SERVICE_NAME,
       internalSecret: deps.internalSecret,
       ready,
+      outcomes: enrollmentOutcomes,
       handlers: {
         ...trustHandlers(pki, jwts),
         ...enrollHandlers(flows, deps.internalSecret),
@@ -125,7 +127,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       integrityService(pkiIntegrity(db.pool, () => relay.flush())),
       healthService(SERVICE_NAME, ready),
       maintenance(deps.databaseUrl, db.pool, log),
-    ]);
+    ], 'pki-enrollment');
     closers.push(() => grpc.stop());
     log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };

@@ -119,7 +119,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       integrityService(policyIntegrity(integrity, db.pool, () => relay.flush())),
       healthService(SERVICE_NAME, ready),
       maintenance(deps.databaseUrl, db.pool, log),
-    ]);
+    ], 'policy');
     closers.push(() => grpc.stop());
     deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };

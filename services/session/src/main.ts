@@ -1,3 +1,4 @@
+import { metricsPort, startMetricsServer } from '@ziti/metrics';
 import { createNatsBus, createRedisCache } from '@ziti/messaging';
 import { guardProcess, onShutdown } from '@ziti/service-kit';
 import { loadConfig } from './config.js';
@@ -9,8 +10,11 @@ async function main(): Promise<void> {
   const bus = await createNatsBus({ url: config.natsUrl });
   const cache = await createRedisCache(config.redisUrl);
   const service = await startService({ ...config, bus, cache, log: console.log });
+  // Prometheus metrics on a port of their own (`SESSION_METRICS_PORT`, else `ZITI_METRICS_PORT`; 0 = off).
+  const metrics = await startMetricsServer(config.http.host, metricsPort(process.env, 'session', 9104));
   onShutdown(async () => {
     await service.stop();
+    await metrics.stop();
     await bus.close();
     await cache.close();
   });

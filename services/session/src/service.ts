@@ -1,4 +1,5 @@
 import { createSchemaPool } from '@ziti/db-kit';
+import { sessionOutcomes } from './http/metrics.js';
 import { createServiceApp } from '@ziti/http-kit';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
 import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
@@ -86,7 +87,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       closers.push(async () => clearInterval(timer));
     }
 
-    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates), ready });
+    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates), outcomes: sessionOutcomes, ready });
     const http = await listenHttp(app, deps.http.host, deps.http.port);
     closers.push(() => http.close());
     // No relay runs here (the context writes no events); the integrity fix drains a stray row with a one-off flush.
@@ -98,7 +99,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
         await relay.stop();
       }
     };
-    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [integrityService(sessionIntegrity(pool, flushOutbox)), healthService(SERVICE_NAME, ready), maintenance(deps.databaseUrl, pool, log)]);
+    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [integrityService(sessionIntegrity(pool, flushOutbox)), healthService(SERVICE_NAME, ready), maintenance(deps.databaseUrl, pool, log)], 'session');
     closers.push(() => grpc.stop());
     deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };

@@ -1,10 +1,14 @@
 import type { IncomingMessage } from 'node:http';
+import { cacheRequests } from '@ziti/metrics';
 import { ApiError, toApiError } from '@ziti/errors';
 import { type CachedPrincipal, MAX_PRINCIPAL_CACHE_TTL_SECONDS, type RequestPrincipal, principalCacheEntry, principalCacheKey, principalCacheTtl } from '@ziti/http-kit';
 import type { Cache } from '@ziti/messaging';
 import { formatGoTime } from './go-time.js';
 import type { SessionResolver } from './session-resolver.js';
 
+
+const PRINCIPAL_HIT = { context: 'gateway', cache: 'principal', result: 'hit' } as const;
+const PRINCIPAL_MISS = { context: 'gateway', cache: 'principal', result: 'miss' } as const;
 /** 401 challenge when no token was sent (one header value holding both challenges). */
 export const MISSING_TOKEN_CHALLENGE =
   'zt-session realm="zt-session" error="missing" error_description="no matching token was provided",' +
@@ -127,12 +131,20 @@ export class Authenticator {
       this.log(`principal cache read failed: ${(err as Error).message}`);
       return undefined;
     }
-    if (!raw) return undefined;
+    if (!raw) {
+      cacheRequests.inc(PRINCIPAL_MISS);
+      return undefined;
+    }
     try {
       const entry = JSON.parse(raw) as CachedPrincipal;
-      if (!entry.principal || !entry.principal.isFullyAuthenticated || !(Date.parse(entry.expiresAt) > this.now())) return undefined;
+      if (!entry.principal || !entry.principal.isFullyAuthenticated || !(Date.parse(entry.expiresAt) > this.now())) {
+        cacheRequests.inc(PRINCIPAL_MISS);
+        return undefined;
+      }
+      cacheRequests.inc(PRINCIPAL_HIT);
       return entry.principal;
     } catch {
+      cacheRequests.inc(PRINCIPAL_MISS);
       return undefined;
     }
   }

@@ -16,7 +16,7 @@ export interface SessionResolver {
 
 /** A resolver over one long-lived gRPC channel to identity-auth, with a deadline per call. */
 export function grpcSessionResolver(address: string, deadlineMs = 5000): SessionResolver {
-  const client = grpcClient(IdentityAuthServiceClient, address);
+  const client = grpcClient(IdentityAuthServiceClient, address, 'gateway');
   return {
     resolve(token, bearerTokens = []) {
       return new Promise((resolve, reject) => {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { EdgeApiName, Owner } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
+import { observeHttpRequest } from '@ziti/metrics';
 import {
   CLIENT_CERT_HEADER,
   type HttpApp,
@@ -102,6 +103,7 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
       return sendBody(res, opts.swaggerJson(target.api), 'application/json');
     }
     const { route, params } = opts.routes.match(target.api, req.method ?? 'GET', target.relative);
+    req.zitiOperation = route.operationId;
 
     const body = await readBody(req, MAX_BODY_BYTES);
 
@@ -148,6 +150,7 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
     req.zitiClientAddress = opts.clientAddress?.(req);
     const requestId = shortId();
     req.zitiRequestId = requestId;
+    observeHttpRequest(res, 'gateway', () => req.zitiOperation);
     req.headers[REQUEST_ID_HEADER] = requestId;
     setServerHeaders(res, opts.instanceId, opts.version);
     setCorsHeaders(req, res);

@@ -12,6 +12,8 @@ export interface ProxiedRequest extends IncomingMessage {
   zitiRequestId?: string;
   /** The client's address as the gateway determined it (trusted proxies); else the socket's peer is. */
   zitiClientAddress?: string;
+  /** The contract operation id, once the route matched (for the request metrics). */
+  zitiOperation?: string;
 }
 
 /**

@@ -47,7 +47,7 @@ type Method<Req, Res> = (req: Req, md: Metadata, opts: { deadline: number }, cb:
 
 /** An `IntegrityService` client for a context's gRPC address (direct in the same process). */
 export function grpcIntegrityPeer(address: string): IntegrityPeer {
-  const client = grpcClient(IntegrityServiceClient, address);
+  const client = grpcClient(IntegrityServiceClient, address, 'gateway');
   const call =
     <Req, Res>(method: Method<Req, Res>) =>
     (req: Req): Promise<Res> =>

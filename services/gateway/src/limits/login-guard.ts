@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { rateLimitRefusals } from '@ziti/metrics';
 import type { RouteDef } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
 import type { Cache } from '@ziti/messaging';
@@ -32,7 +33,11 @@ export interface LoginGuard {
   readonly limiter?: AdaptiveRateLimiter;
 }
 
-const tooManyRequests = () => ApiError.of('SERVER_TOO_MANY_REQUESTS');
+/** The 429 of a refusal, counted by the limiter that refused (`ziti_rate_limit_refusals_total`). */
+const tooManyRequests = (limiter: 'auth-rate' | 'login-failures') => {
+  rateLimitRefusals.inc({ context: 'gateway', limiter });
+  return ApiError.of('SERVER_TOO_MANY_REQUESTS');
+};
 
 const isEnrollment = (route: RouteDef) => route.path === '/enroll' || route.path.startsWith('/enroll/');
 
@@ -109,14 +114,14 @@ export function createLoginGuard(opts: LoginGuardOptions): LoginGuard {
     const username = method === 'password' ? usernameOf(body) : undefined;
     const address = req.zitiClientAddress ?? normaliseAddress(req.socket.remoteAddress) ?? '';
     const counters = failures.enabled ? failures.counters(address, username) : [];
-    if (await failures.throttled(counters)) throw tooManyRequests();
+    if (await failures.throttled(counters)) throw tooManyRequests('login-failures');
 
     const claim = limiter ? loginClaim(method, req, username) : undefined;
     let bypass = false;
     let ticket: LimiterTicket | undefined;
     if (limiter) {
       bypass = claim !== undefined && admins.isAdmin(claim) && limiter.claimAdminBypass();
-      if (!bypass && !(ticket = limiter.acquire())) throw tooManyRequests();
+      if (!bypass && !(ticket = limiter.acquire())) throw tooManyRequests('auth-rate');
     }
     if (counters.length > 0) beforeEndWith(res, 401, () => failures.recordFailure(counters));
     onResponseEnd(res, (status, delivered) => {
@@ -135,7 +140,7 @@ export function createLoginGuard(opts: LoginGuardOptions): LoginGuard {
       if (route.operationId === 'authenticate') return admitLogin(req, res, body, search);
       if (!limiter || !isEnrollment(route)) return undefined;
       const ticket = limiter.acquire();
-      if (!ticket) return Promise.reject(tooManyRequests());
+      if (!ticket) return Promise.reject(tooManyRequests('auth-rate'));
       onResponseEnd(res, (status, delivered) => limiter.release(ticket, outcomeOf(status, delivered)));
       return undefined;
     },

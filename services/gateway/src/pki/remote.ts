@@ -26,7 +26,7 @@ export interface RemotePki {
  * pki-enrollment records as the issuer of enrollment JWTs: the JWT signer is this certificate).
  */
 export function remotePki(address: string, request: { sans: readonly string[]; advertisedAddress: string }, deadlineMs = 5000): RemotePki {
-  const client = grpcClient(PkiEnrollmentServiceClient, address);
+  const client = grpcClient(PkiEnrollmentServiceClient, address, 'gateway');
   const fetchOnce = () =>
     new Promise<TlsCredentials>((resolve, reject) => {
       client.getServerCredentials(

@@ -39,7 +39,7 @@ export function grpcPkiContext(address: PkiAddress, log: (m: string) => void): P
     if (!addr) return undefined;
     if (!client || clientAddress !== addr) {
       client?.close();
-      client = grpcClient(PkiEnrollmentServiceClient, addr);
+      client = grpcClient(PkiEnrollmentServiceClient, addr, 'identity-auth');
       clientAddress = addr;
     }
     return client;

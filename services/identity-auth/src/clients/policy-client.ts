@@ -41,7 +41,7 @@ export function grpcPolicyContext(address: PolicyAddress, log: (m: string) => vo
     if (!addr) return undefined;
     if (!client || clientAddress !== addr) {
       client?.close();
-      client = grpcClient(PolicyServiceClient, addr);
+      client = grpcClient(PolicyServiceClient, addr, 'identity-auth');
       clientAddress = addr;
     }
     return client;

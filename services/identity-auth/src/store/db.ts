@@ -30,7 +30,7 @@ export interface Database {
 export function openDatabase(databaseUrl: string): Database {
   const quiet = () => undefined; // idle-client errors surface on the next query instead
   const pool = createSchemaPool(databaseUrl, SCHEMA, {}, quiet);
-  const sessionWrites = createSchemaPool(databaseUrl, SCHEMA, { max: SESSION_WRITE_CONNECTIONS, options: '-c synchronous_commit=off' }, quiet);
+  const sessionWrites = createSchemaPool(databaseUrl, SCHEMA, { max: SESSION_WRITE_CONNECTIONS, options: '-c synchronous_commit=off', application_name: 'session-writes' }, quiet);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { schema: SCHEMA }) });
   return {
     prisma,

@@ -28,7 +28,7 @@ export function identityAuthDirectory(address: string | (() => string | undefine
     if (created) return created;
     const target = typeof address === 'function' ? address() : address;
     if (!target) throw ApiError.of('TIMEOUT', { cause: { code: 'UNHANDLED', message: 'identity-auth is not available yet' } });
-    created = grpcClient(IdentityAuthServiceClient, target);
+    created = grpcClient(IdentityAuthServiceClient, target, 'pki-enrollment');
     return created;
   };
   let warned = false;

@@ -78,7 +78,7 @@ function enrollmentInfo(e: RouterEnrollment): RouterEnrollmentInfo {
 
 /** Router enrollment through pki-enrollment (`CreateRouterEnrollment`, `GetRouterEnrollment`). */
 export function pkiRouterEnrollments(source: AddressSource, log: (m: string) => void): RouterEnrollments & SessionTokenReader & { close(): void } {
-  const rpc = new Optional(source, (a) => grpcClient(PkiEnrollmentServiceClient, a), log);
+  const rpc = new Optional(source, (a) => grpcClient(PkiEnrollmentServiceClient, a, 'policy'), log);
   let key: { at: number; value: SigningKey | null } | undefined;
   const signingKey = async () => {
     if (!key || Date.now() - key.at > 60_000) key = { at: Date.now(), value: await rpc.call<SigningKey>('GetSigningKey', (c, deadline, cb) => c.getSigningKey({}, new Metadata(), { deadline }, cb)).catch(() => null) };
@@ -133,7 +133,7 @@ function verifySignature(parts: string[], alg: string, key: SigningKey): boolean
 
 /** Posture evaluation through the posture context (`PostureService.EvaluatePostureChecks`). */
 export function postureEvaluator(source: AddressSource, log: (m: string) => void): PostureEvaluator & { close(): void } {
-  const rpc = new Optional(source, (a) => grpcClient(PostureServiceClient, a), log);
+  const rpc = new Optional(source, (a) => grpcClient(PostureServiceClient, a, 'policy'), log);
   return {
     async evaluate(identityId, apiSessionId, checkIds, mfaCompletedAt) {
       const res = await rpc
@@ -167,7 +167,7 @@ export function postureEvaluator(source: AddressSource, log: (m: string) => void
  * swallowed: the router write has committed and policy's own projection identity stays.
  */
 export function identityAuthRouterIdentities(source: AddressSource, log: (m: string) => void): import('../domain/ports.js').RouterIdentities & { close(): void } {
-  const rpc = new Optional(source, (a) => grpcClient(IdentityAuthServiceClient, a), log);
+  const rpc = new Optional(source, (a) => grpcClient(IdentityAuthServiceClient, a, 'policy'), log);
   const failed = (what: string) => (err: unknown) => log(`policy: ${what} failed: ${String(err)}`);
   return {
     async ensure(routerId, name) {
@@ -189,7 +189,7 @@ export function identityAuthRouterIdentities(source: AddressSource, log: (m: str
  * detail that is not a JSON object is left out, so that identity falls back to the projection too.
  */
 export function identityAuthIdentityViews(source: AddressSource, log: (m: string) => void): import('../domain/ports.js').IdentityViews & { close(): void } {
-  const rpc = new Optional(source, (a) => grpcClient(IdentityAuthServiceClient, a), log);
+  const rpc = new Optional(source, (a) => grpcClient(IdentityAuthServiceClient, a, 'policy'), log);
   return {
     async render(ids) {
       if (ids.length === 0) return new Map();

@@ -18,7 +18,7 @@ export function grpcIdentityLookup(address: Address | undefined, log: (m: string
     exists(identityId) {
       const addr = typeof address === 'function' ? address() : address;
       if (!addr) return Promise.resolve(undefined);
-      client ??= grpcClient(IdentityAuthServiceClient, addr);
+      client ??= grpcClient(IdentityAuthServiceClient, addr, 'posture');
       return new Promise((resolve) => {
         client!.getIdentity({ identityId }, new Metadata(), { deadline: Date.now() + 5000 }, (err) => {
           if (!err) return resolve(true);

@@ -32,7 +32,7 @@ export function grpcPolicyPort(address: Address | undefined): PolicyPort & { clo
     if (client) return client;
     const addr = typeof address === 'function' ? address() : address;
     if (!addr) throw Object.assign(new Error('policy context address unknown'), { code: status.UNAVAILABLE });
-    client = grpcClient(PolicyServiceClient, addr);
+    client = grpcClient(PolicyServiceClient, addr, 'posture');
     return client;
   };
   const call = <Req, Res>(method: (c: PolicyServiceClient) => (req: Req, md: Metadata, opts: { deadline: number }, cb: (err: ServiceError | null, res: Res) => void) => unknown, req: Req) =>

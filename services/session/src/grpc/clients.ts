@@ -50,7 +50,7 @@ function edgeRouter(r: EdgeRouterRef): SessionEdgeRouter {
 
 /** `PolicyService.GetServiceAccess`. */
 export function grpcPolicyPort(address: Address | undefined): PolicyPort & { close(): void } {
-  const c = lazy('policy', address, (a) => grpcClient(PolicyServiceClient, a));
+  const c = lazy('policy', address, (a) => grpcClient(PolicyServiceClient, a, 'session'));
   return {
     async serviceAccess(identityId, serviceId) {
       const r = await c.call((x) => x.getServiceAccess as unknown as Unary<{ identityId: string; serviceId: string }, import('@ziti/proto').ServiceAccess>, { identityId, serviceId });
@@ -68,7 +68,7 @@ export function grpcPolicyPort(address: Address | undefined): PolicyPort & { clo
 
 /** `PostureService.EvaluatePostureChecks` and `RecordFailedServiceRequest`. */
 export function grpcPosturePort(address: Address | undefined): PosturePort & { close(): void } {
-  const c = lazy('posture', address, (a) => grpcClient(PostureServiceClient, a));
+  const c = lazy('posture', address, (a) => grpcClient(PostureServiceClient, a, 'session'));
   return {
     async evaluate(identityId, apiSessionId, checkIds, mfaCompletedAt) {
       const r = await c.call(
@@ -86,7 +86,7 @@ export function grpcPosturePort(address: Address | undefined): PosturePort & { c
 
 /** `PkiEnrollmentService.GetSigningKey`. */
 export function grpcSigningKeySource(address: Address | undefined): { get(): Promise<SigningKey>; close(): void } {
-  const c = lazy('pki-enrollment', address, (a) => grpcClient(PkiEnrollmentServiceClient, a));
+  const c = lazy('pki-enrollment', address, (a) => grpcClient(PkiEnrollmentServiceClient, a, 'session'));
   return {
     get() {
       return c.call((x) => x.getSigningKey as unknown as Unary<Record<string, never>, SigningKey>, {});
