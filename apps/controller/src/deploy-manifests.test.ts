@@ -67,6 +67,26 @@ describe('deploy/k8s manifests', () => {
     expect(named('PersistentVolumeClaim', claim)).toBeDefined();
   });
 
+  it('has every pod scraped by Prometheus on a metrics port of its own, the one ZITI_METRICS_PORT sets', () => {
+    const port = named('ConfigMap', 'ziti-config')!.data.ZITI_METRICS_PORT;
+    expect(port).toBe('9100');
+    for (const d of byKind('Deployment')) {
+      const pod = d.spec.template;
+      expect({ name: d.metadata.name, annotations: pod.metadata.annotations }).toEqual({
+        name: d.metadata.name,
+        annotations: expect.objectContaining({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': port, 'prometheus.io/path': '/metrics' }),
+      });
+      const ports = pod.spec.containers[0].ports as { name: string; containerPort: number }[];
+      expect(ports.find((p) => p.name === 'metrics')?.containerPort).toBe(Number(port));
+      // Not one of the ports the API, the probes or gRPC are served on.
+      expect(ports.filter((p) => p.containerPort === Number(port))).toHaveLength(1);
+      // The context does not override the shared setting with a port of its own.
+      const own = `${d.metadata.name.toUpperCase().replace(/-/g, '_')}_METRICS_PORT`;
+      expect(named('ConfigMap', 'ziti-config')!.data[own]).toBeUndefined();
+      expect((pod.spec.containers[0].env ?? []).map((e: { name: string }) => e.name)).not.toContain(own);
+    }
+  });
+
   it('gives every Deployment a Service that selects its pods and targets its ports; the gateway is a LoadBalancer on 1280', () => {
     for (const s of byKind('Service')) {
       const d = named('Deployment', s.metadata.name)!;
