@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
-import { startMetricsServer } from '@ziti/metrics';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as gateway from '@ziti/gateway';
 import * as identityAuth from '@ziti/identity-auth';
 import { type Cache, type EventBus, createInProcessBus, createMemoryCache, createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
+import { startMetricsServer } from '@ziti/metrics';
 import * as pkiEnrollment from '@ziti/pki-enrollment';
 import * as policy from '@ziti/policy';
 import * as posture from '@ziti/posture';

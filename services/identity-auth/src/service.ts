@@ -1,5 +1,4 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { identityAuthOutcomes } from './http/metrics.js';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createServiceApp } from '@ziti/http-kit';
@@ -7,6 +6,7 @@ import { IdentityAuthServiceService } from '@ziti/proto';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
 import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
+import { identityAuthOutcomes } from './http/metrics.js';
 import { type PkiAddress, grpcPkiContext } from './clients/pki-client.js';
 import { type PolicyAddress, grpcPolicyContext } from './clients/policy-client.js';
 import { JwksFetcher } from './clients/jwks-fetcher.js';

@@ -1,9 +1,9 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
-import { enrollmentOutcomes } from './http/metrics.js';
 import { createServiceApp } from '@ziti/http-kit';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
 import { PkiEnrollmentServiceService } from '@ziti/proto';
 import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { enrollmentOutcomes } from './http/metrics.js';
 import { KeyVault } from './crypto/secrets.js';
 import { CaManager } from './domain/cas.js';
 import { EnrollFlows } from './domain/enroll.js';

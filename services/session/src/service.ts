@@ -1,10 +1,10 @@
 import { createSchemaPool } from '@ziti/db-kit';
-import { sessionOutcomes } from './http/metrics.js';
 import { createServiceApp } from '@ziti/http-kit';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
 import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import { ServiceUpdates } from './domain/service-updates.js';
 import { SessionManager } from './domain/session-manager.js';
+import { sessionOutcomes } from './http/metrics.js';
 import { subscribeAll } from './events/subscribers.js';
 import { type Address, grpcPolicyPort, grpcPosturePort, grpcSigningKeySource } from './grpc/clients.js';
 import { signingKeySigner } from './grpc/signer.js';

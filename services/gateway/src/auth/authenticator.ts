@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { cacheRequests } from '@ziti/metrics';
 import { ApiError, toApiError } from '@ziti/errors';
 import { type CachedPrincipal, MAX_PRINCIPAL_CACHE_TTL_SECONDS, type RequestPrincipal, principalCacheEntry, principalCacheKey, principalCacheTtl } from '@ziti/http-kit';
 import type { Cache } from '@ziti/messaging';
+import { cacheRequests } from '@ziti/metrics';
 import { formatGoTime } from './go-time.js';
 import type { SessionResolver } from './session-resolver.js';
 

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import { rateLimitRefusals } from '@ziti/metrics';
 import type { RouteDef } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
 import type { Cache } from '@ziti/messaging';
+import { rateLimitRefusals } from '@ziti/metrics';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '@ziti/http-kit';
 import { normaliseAddress } from '../http/client-address.js';
 import type { ProxiedRequest } from '../http/proxy.js';
