@@ -70,10 +70,10 @@ export interface StartedController extends ControllerChild {
 export function spawnControllerProcess(dataDir: string, env: Record<string, string> = {}): ControllerChild {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build apps/controller first (npm run build)`);
   const base = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|NATS_URL|REDIS_URL|ZITI_.*|.*_(HTTP|GRPC)_PORT|INIT_CWD)$/.test(k)),
+    Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|NATS_URL|REDIS_URL|ZITI_.*|.*_(HTTP|GRPC|METRICS)_PORT|INIT_CWD)$/.test(k)),
   );
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...base, ZITI_DATA_DIR: dataDir, ZITI_CTRL_PORT: '0', ZITI_CTRL_LISTEN_HOST: '127.0.0.1', ZITI_PWD: ADMIN_PASSWORD, ...env },
+    env: { ...base, ZITI_DATA_DIR: dataDir, ZITI_CTRL_PORT: '0', ZITI_METRICS_PORT: '0', ZITI_CTRL_LISTEN_HOST: '127.0.0.1', ZITI_PWD: ADMIN_PASSWORD, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   pids.add(child.pid as number);
