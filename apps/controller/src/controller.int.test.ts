@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer, get as httpGet } from 'node:http';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +51,33 @@ describe('all-in-one controller', () => {
       expect(res.body.data).toEqual(expect.objectContaining({ version: expect.any(String) }));
     } finally {
       await ctrl.stop();
+    }
+  });
+
+  it('serves metrics on a free port when its preferred one is taken, and fails the start when the port was asked for', async () => {
+    const { natsUrl, redisUrl } = await testInfra();
+    const squatter = createServer();
+    await new Promise<void>((r) => squatter.listen(0, '127.0.0.1', r));
+    const taken = (squatter.address() as { port: number }).port;
+    const base = { dataDir, databaseUrl: db.url, natsUrl, redisUrl, listenHost: '127.0.0.1', port: 0, adminPassword: 'admin-test-password', internalSecret: 'controller-test-secret' };
+    try {
+      const ctrl = await startController({ ...base, metricsPort: taken, metricsPortPreferred: true });
+      try {
+        expect(ctrl.metricsPort).toBeGreaterThan(0);
+        expect(ctrl.metricsPort).not.toBe(taken);
+        const status = await new Promise<number>((resolve, reject) =>
+          httpGet(`http://127.0.0.1:${ctrl.metricsPort}/metrics`, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          }).on('error', reject),
+        );
+        expect(status).toBe(200);
+      } finally {
+        await ctrl.stop();
+      }
+      await expect(startController({ ...base, metricsPort: taken })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    } finally {
+      squatter.close();
     }
   });
 

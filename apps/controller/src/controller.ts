@@ -50,6 +50,11 @@ export interface ControllerOptions {
    * metrics are recorded but not served.
    */
   metricsPort?: number;
+  /**
+   * `metricsPort` is only a preference: when it is taken (another controller on the host), a free
+   * port is used instead and the start says so. Default false (a taken port fails the start).
+   */
+  metricsPortPreferred?: boolean;
   /** `host[:port]` clients use (API base URLs, server certificate); default from the listener. */
   advertisedAddress?: string;
   /** Extra names and addresses for the gateway's server certificate. */
@@ -204,7 +209,12 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
 
     let metricsPort: number | undefined;
     if (opts.metricsPort !== undefined) {
-      const metrics = await startMetricsServer(opts.listenHost || '0.0.0.0', opts.metricsPort, { listenAnyPort: true });
+      const host = opts.listenHost || '0.0.0.0';
+      const metrics = await startMetricsServer(host, opts.metricsPort, { listenAnyPort: true }).catch((err: NodeJS.ErrnoException) => {
+        if (!opts.metricsPortPreferred || err.code !== 'EADDRINUSE') throw err;
+        log(`metrics port ${opts.metricsPort} is in use (another controller?); serving metrics on a free port instead`);
+        return startMetricsServer(host, 0, { listenAnyPort: true });
+      });
       metricsPort = metrics.port;
       started.push({ name: 'metrics', stop: () => metrics.stop() });
     }

@@ -29,6 +29,8 @@ async function main(): Promise<void> {
     listenHost,
     port,
     metricsPort: metricsPortSetting === 0 ? undefined : metricsPortSetting,
+    // Unset, 9100 is a preference: a second controller on the host takes a free port instead.
+    metricsPortPreferred: !env.ZITI_METRICS_PORT?.trim(),
     advertisedAddress: env.ZITI_CTRL_ADVERTISED_ADDRESS || undefined,
     extraSans: (env.ZITI_CTRL_SANS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     adminUsername: env.ZITI_USER || 'admin',
