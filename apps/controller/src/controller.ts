@@ -39,6 +39,8 @@ export interface ControllerOptions {
   cacheKeyPrefix?: string;
   /** Where database snapshots are written (`ZITI_SNAPSHOT_DIR`). Default `<dataDir>/snapshots`. */
   snapshotDir?: string;
+  /** A directory holding a ZAC build (the admin console), served at `/zac/` (`ZITI_ZAC_DIR`). Default none: `/zac/` is 404. */
+  zacDir?: string;
   /** Gateway listen host. Default 0.0.0.0. */
   listenHost?: string;
   /** Gateway port. Default 1280; 0 = ephemeral. */
@@ -187,6 +189,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       pkiEnrollmentGrpc: services['pki-enrollment']?.grpcAddress,
       contextGrpc: Object.fromEntries(running.map((s) => [s.name, s.grpcAddress])),
       snapshotDir: opts.snapshotDir,
+      consoleDir: opts.zacDir,
       instanceId,
       ...opts.guards,
       log,

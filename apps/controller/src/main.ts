@@ -23,6 +23,7 @@ async function main(): Promise<void> {
     natsUrl: env.NATS_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
     snapshotDir: env.ZITI_SNAPSHOT_DIR ? resolve(env.ZITI_SNAPSHOT_DIR) : undefined,
+    zacDir: env.ZITI_ZAC_DIR?.trim() ? resolve(env.ZITI_ZAC_DIR.trim()) : undefined,
     listenHost,
     port,
     advertisedAddress: env.ZITI_CTRL_ADVERTISED_ADDRESS || undefined,

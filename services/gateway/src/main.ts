@@ -36,6 +36,7 @@ async function main(): Promise<void> {
     trustedProxyHeader: config.trustedProxyHeader,
     authRateLimiter: config.authRateLimiter,
     loginFailureLimits: config.loginFailureLimits,
+    consoleDir: config.consoleDir,
     log,
   });
   log(`ready at ${gateway.url}`);

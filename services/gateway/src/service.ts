@@ -18,6 +18,7 @@ import type { AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
 import { createLoginGuard } from './limits/login-guard.js';
 import type { LoginLimitOptions } from './limits/login-failures.js';
 import { controllersHandler } from './http/controllers.js';
+import { consoleHandler } from './http/console.js';
 import { integrityHandlers } from './integrity/handlers.js';
 import { type IntegrityPeer, grpcIntegrityPeer } from './integrity/peers.js';
 import { IntegrityRunner } from './integrity/runner.js';
@@ -105,6 +106,11 @@ export interface GatewayDeps {
    * Default 10 per username and 30 per client address per 60 s; a limit of 0 turns it off.
    */
   loginFailureLimits?: LoginLimitOptions;
+  /**
+   * A directory holding a build of the admin console (ZAC, `ZITI_ZAC_DIR`), served at `/zac/` on the
+   * public listener. Without it `/zac/` is 404. A directory that cannot be read fails the start.
+   */
+  consoleDir?: string;
   log?: (m: string) => void;
 }
 
@@ -164,6 +170,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const advertisedHost = configured?.host ?? (isWildcard(deps.listen.host) ? 'localhost' : deps.listen.host);
 
   // Settings first: a bad one fails the start before anything is opened.
+  const zac = deps.consoleDir ? consoleHandler(deps.consoleDir) : undefined;
   const clientAddress = clientAddressResolver({ trustedProxies: deps.trustedProxies, header: deps.trustedProxyHeader });
   const loginGuard = createLoginGuard({
     cache: deps.cache,
@@ -279,10 +286,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     authenticator,
     swaggerJson: info.specJson,
     draining: () => draining,
+    console: zac,
     clientAddress,
     loginGuard,
     log,
   });
+  if (zac) log(`admin console (ZAC) from ${deps.consoleDir} at https://${advertisedAddress}/zac/`);
   log(`listening on https://${joinAddress(deps.listen.host || '0.0.0.0', port)} (advertised as https://${advertisedAddress})`);
 
   let stopping: Promise<void> | undefined;
