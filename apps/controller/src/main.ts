@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadGuardConfig } from '@ziti/gateway';
-import { boolEnv, guardProcess, intEnv, onShutdown } from '@ziti/service-kit';
+import { boolEnv, guardProcess, intEnv, lifecycleConfig, onShutdown } from '@ziti/service-kit';
 import { DataDirInUseError, servicePortsFromEnv, startController } from './controller.js';
 
 /**
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   const adminPassword = env.ZITI_PWD || undefined;
   const listenHost = env.ZITI_CTRL_LISTEN_HOST || '0.0.0.0';
   const log = (m: string) => console.log(`[controller] ${m}`);
+  const lifecycle = lifecycleConfig(env);
   const starting = startController({
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
@@ -37,10 +38,12 @@ async function main(): Promise<void> {
     pkiKey: env.ZITI_PKI_KEY || undefined,
     outboundAllowPrivate: boolEnv(env, 'ZITI_OUTBOUND_ALLOW_PRIVATE', false),
     guards: loadGuardConfig(env),
+    dependencyWaitMs: lifecycle.dependencyWaitMs,
+    shutdownGraceMs: lifecycle.shutdownGraceMs,
     log,
   });
   // Registered before the start completes: a signal during the start stops what it started.
-  onShutdown(async () => (await starting.catch(() => undefined))?.stop(), log);
+  onShutdown(async () => (await starting.catch(() => undefined))?.stop(), log, { graceMs: lifecycle.shutdownGraceMs });
   const ctrl = await starting;
 
   const host = listenHost === '0.0.0.0' || listenHost === '::' ? '127.0.0.1' : listenHost.includes(':') ? `[${listenHost}]` : listenHost;

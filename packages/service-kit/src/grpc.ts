@@ -1,4 +1,5 @@
 import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { processShuttingDown } from '@ziti/http-kit';
 import { HealthServiceService, type HealthServiceServer } from '@ziti/proto';
 import { registerGrpcServer } from './in-process.js';
 
@@ -13,11 +14,11 @@ export interface GrpcListener {
   stop(): Promise<void>;
 }
 
-/** The HealthService every context serves. */
+/** The HealthService every context serves: not ready once the process began to shut down. */
 export function healthService(name: string, ready: () => Promise<boolean> = async () => true): GrpcServiceBinding {
   const impl: HealthServiceServer = {
     check: (_call, callback) => {
-      ready()
+      (processShuttingDown() ? Promise.resolve(false) : ready())
         .catch(() => false)
         .then((ok) => callback(null, { service: name, ready: ok }));
     },

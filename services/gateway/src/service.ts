@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ALL_ROUTES, MODELS, type Owner } from '@ziti/api-contract';
-import { RouteTable, answerClientError, shortId } from '@ziti/http-kit';
+import { RouteTable, answerClientError, createDrain, processShuttingDown, shortId } from '@ziti/http-kit';
 import type { Cache, EventBus } from '@ziti/messaging';
 import { Authenticator } from './auth/authenticator.js';
 import { grpcSessionResolver } from './auth/session-resolver.js';
@@ -111,6 +111,8 @@ export interface GatewayDeps {
    * public listener. Without it `/zac/` is 404. A directory that cannot be read fails the start.
    */
   consoleDir?: string;
+  /** How long in-flight requests may run once `stop()` began; default `ZITI_SHUTDOWN_GRACE_SECONDS` (`shutdownGraceMs` of `@ziti/http-kit`). */
+  shutdownGraceMs?: number;
   log?: (m: string) => void;
 }
 
@@ -121,12 +123,14 @@ export interface RunningGateway {
   port: number;
   /** The root CA that signed the server certificate (what clients must trust). */
   caCertPem: string;
-  /** Graceful: stops accepting, lets in-flight requests finish, unsubscribes, closes the gRPC channel. */
+  /**
+   * Graceful: new requests are answered 503 `SERVICE_UNAVAILABLE` (readiness included), in-flight
+   * requests finish (at most the shutdown grace), then the listener closes, the subscriptions end
+   * and the gRPC channels close.
+   */
   stop(): Promise<void>;
 }
 
-/** How long in-flight requests may run once shutdown began (the upstream timeout, plus a margin). */
-const DRAIN_TIMEOUT_MS = 12_000;
 /** How often TLS credentials from pki-enrollment are re-read. */
 const TLS_REFRESH_MS = 10 * 60_000;
 
@@ -205,16 +209,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     closers.push(proxy.close);
   }
 
-  let draining = false;
+  const drain = createDrain();
   let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
     res.statusCode = 503;
     res.end();
   };
   // Client certificates are requested, never required nor verified here: services verify them.
-  const server = createServer({ requestCert: true, rejectUnauthorized: false }, (req, res) => {
-    if (draining) res.on('finish', () => setImmediate(() => server.closeIdleConnections()));
-    handle(req, res);
-  });
+  const server = createServer({ requestCert: true, rejectUnauthorized: false }, drain.listener((req, res) => handle(req, res)));
   server.on('clientError', (err: Error, socket) => answerClientError(err, socket, shortId()));
   let port: number;
   let tls: TlsCredentials;
@@ -285,7 +286,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     proxies,
     authenticator,
     swaggerJson: info.specJson,
-    draining: () => draining,
+    // Not ready from the moment the process began to shut down (SIGTERM), before this listener drains.
+    draining: () => drain.draining() || processShuttingDown(),
     console: zac,
     clientAddress,
     loginGuard,
@@ -302,12 +304,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     caCertPem: tls.caCertPem,
     stop() {
       stopping ??= (async () => {
-        draining = true;
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
-        await closed;
-        clearTimeout(force);
+        // New requests are answered 503 SERVICE_UNAVAILABLE; those in flight finish (at most the shutdown grace).
+        await drain.close(server, deps.shutdownGraceMs);
         await integrity.stop();
         if (refresh) clearInterval(refresh);
         remote?.close();
