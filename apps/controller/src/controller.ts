@@ -6,9 +6,11 @@ import * as identityAuth from '@ziti/identity-auth';
 import { type Cache, type EventBus, createInProcessBus, createMemoryCache, createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
 import { startMetricsServer } from '@ziti/metrics';
 import * as pkiEnrollment from '@ziti/pki-enrollment';
+import { probePostgres } from '@ziti/db-kit';
 import * as policy from '@ziti/policy';
 import * as posture from '@ziti/posture';
 import * as session from '@ziti/session';
+import { waitForDependency } from '@ziti/service-kit';
 import { lockDataDir } from './data-dir-lock.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { readOrCreateSecret } from './files.js';
@@ -40,6 +42,16 @@ export interface ControllerOptions {
   cacheKeyPrefix?: string;
   /** Where database snapshots are written (`ZITI_SNAPSHOT_DIR`). Default `<dataDir>/snapshots`. */
   snapshotDir?: string;
+  /** A directory holding a ZAC build (the admin console), served at `/zac/` (`ZITI_ZAC_DIR`). Default none: `/zac/` is 404. */
+  zacDir?: string;
+  /**
+   * How long the start waits for an outside PostgreSQL, NATS and Redis that are not reachable yet
+   * (`ZITI_DEPENDENCY_WAIT_SECONDS`), logging one line per dependency meanwhile. Default 0: one
+   * attempt, a dependency that is down fails the start.
+   */
+  dependencyWaitMs?: number;
+  /** How long the gateway lets in-flight requests run once `stop()` began (`ZITI_SHUTDOWN_GRACE_SECONDS`). */
+  shutdownGraceMs?: number;
   /** Gateway listen host. Default 0.0.0.0. */
   listenHost?: string;
   /** Gateway port. Default 1280; 0 = ephemeral. */
@@ -126,17 +138,29 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   try {
     const internalSecret =
       opts.internalSecret || process.env.ZITI_INTERNAL_SECRET || readOrCreateSecret(join(dataDir, 'internal-secret'));
+    const wait = { timeoutMs: opts.dependencyWaitMs ?? 0, log };
     let databaseUrl = opts.databaseUrl;
-    if (!databaseUrl) {
+    if (databaseUrl) {
+      const outside = databaseUrl;
+      await waitForDependency('PostgreSQL', () => probePostgres(outside), wait);
+    } else {
       const pg = await startEmbeddedPostgres({ dataDir, database: EMBEDDED_DATABASE, previousController: lock?.previous, log });
       started.push({ name: 'embedded PostgreSQL', stop: pg.stop });
       databaseUrl = pg.databaseUrl;
     }
-    const bus: EventBus = opts.natsUrl
-      ? await createNatsBus({ url: opts.natsUrl, stream: opts.natsStream, subjectPrefix: opts.natsSubjectPrefix, name: 'ziti-controller' })
+    const natsUrl = opts.natsUrl;
+    const bus: EventBus = natsUrl
+      ? await waitForDependency(
+          'NATS',
+          () => createNatsBus({ url: natsUrl, stream: opts.natsStream, subjectPrefix: opts.natsSubjectPrefix, name: 'ziti-controller' }),
+          wait,
+        )
       : createInProcessBus();
     started.push({ name: 'event bus', stop: () => bus.close() });
-    const cache: Cache = opts.redisUrl ? await createRedisCache(opts.redisUrl, { keyPrefix: opts.cacheKeyPrefix }) : createMemoryCache();
+    const redisUrl = opts.redisUrl;
+    const cache: Cache = redisUrl
+      ? await waitForDependency('Redis', () => createRedisCache(redisUrl, { keyPrefix: opts.cacheKeyPrefix }), wait)
+      : createMemoryCache();
     started.push({ name: 'cache', stop: () => cache.close() });
     // The principals (identity-auth writes and drops them, the gateway reads them) get a short-lived
     // copy in memory in front of Redis; one object for both, so a drop clears the copy at once.
@@ -201,6 +225,8 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       pkiEnrollmentGrpc: services['pki-enrollment']?.grpcAddress,
       contextGrpc: Object.fromEntries(running.map((s) => [s.name, s.grpcAddress])),
       snapshotDir: opts.snapshotDir,
+      consoleDir: opts.zacDir,
+      shutdownGraceMs: opts.shutdownGraceMs,
       instanceId,
       ...opts.guards,
       log,

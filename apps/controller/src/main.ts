@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadGuardConfig } from '@ziti/gateway';
 import { metricsPort } from '@ziti/metrics';
-import { boolEnv, guardProcess, intEnv, onShutdown } from '@ziti/service-kit';
+import { boolEnv, guardProcess, intEnv, lifecycleConfig, onShutdown } from '@ziti/service-kit';
 import { DataDirInUseError, servicePortsFromEnv, startController } from './controller.js';
 
 /**
@@ -20,12 +20,14 @@ async function main(): Promise<void> {
   // One metrics endpoint for every context (ZITI_METRICS_PORT, default 9100; 0 = off).
   const metricsPortSetting = metricsPort(env, undefined, 9100);
   const log = (m: string) => console.log(`[controller] ${m}`);
+  const lifecycle = lifecycleConfig(env);
   const starting = startController({
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
     natsUrl: env.NATS_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
     snapshotDir: env.ZITI_SNAPSHOT_DIR ? resolve(env.ZITI_SNAPSHOT_DIR) : undefined,
+    zacDir: env.ZITI_ZAC_DIR?.trim() ? resolve(env.ZITI_ZAC_DIR.trim()) : undefined,
     listenHost,
     port,
     metricsPort: metricsPortSetting === 0 ? undefined : metricsPortSetting,
@@ -42,10 +44,12 @@ async function main(): Promise<void> {
     pkiKey: env.ZITI_PKI_KEY || undefined,
     outboundAllowPrivate: boolEnv(env, 'ZITI_OUTBOUND_ALLOW_PRIVATE', false),
     guards: loadGuardConfig(env),
+    dependencyWaitMs: lifecycle.dependencyWaitMs,
+    shutdownGraceMs: lifecycle.shutdownGraceMs,
     log,
   });
   // Registered before the start completes: a signal during the start stops what it started.
-  onShutdown(async () => (await starting.catch(() => undefined))?.stop(), log);
+  onShutdown(async () => (await starting.catch(() => undefined))?.stop(), log, { graceMs: lifecycle.shutdownGraceMs });
   const ctrl = await starting;
 
   const host = listenHost === '0.0.0.0' || listenHost === '::' ? '127.0.0.1' : listenHost.includes(':') ? `[${listenHost}]` : listenHost;

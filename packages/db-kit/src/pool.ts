@@ -66,3 +66,18 @@ export function pgErrorCode(err: unknown): string | undefined {
   if (typeof e?.cause?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.cause.code)) return e.cause.code;
   return undefined;
 }
+
+/**
+ * One connection and `SELECT 1` against `databaseUrl`, closed again: resolves once PostgreSQL
+ * accepts connections (a start waits on it with `waitForDependency`). The error names the server
+ * only by what `pg` reports (never the password of the URL).
+ */
+export async function probePostgres(databaseUrl: string, timeoutMs = 5_000): Promise<void> {
+  const pool = new Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: timeoutMs });
+  pool.on('error', () => undefined);
+  try {
+    await pool.query('SELECT 1');
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}

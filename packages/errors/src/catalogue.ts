@@ -130,6 +130,7 @@ export const Errors = {
   SERVER_NOT_RUNNING_IN_HA_MODE: def('SERVER_NOT_RUNNING_IN_HA_MODE', 'The server is not running in HA mode', 400),
   TRANSFER_LEADERSHIP_ERROR: def('TRANSFER_LEADERSHIP_ERROR', 'Leadership could not be transferred', 500),
   CLUSTER_NO_LEADER: def('CLUSTER_NO_LEADER', 'The cluster has no leader', 503),
+  SERVICE_UNAVAILABLE: def('SERVICE_UNAVAILABLE', 'The service is unavailable, try again later', 503),
   UNSUPPORTED_MEDIA: def('UNSUPPORTED_MEDIA', 'The requested media type is not supported', 415),
 } as const satisfies Record<string, ErrorDef>;
 

@@ -10,6 +10,7 @@ import { parseQueryString } from './query-string.js';
 import { RouteTable } from './route-table.js';
 import { assertStorableRequest } from './text.js';
 import { validateBody } from './validate.js';
+import { processShuttingDown } from './lifecycle.js';
 
 export const API_BASES: Record<ApiName, string> = {
   client: '/edge/client/v1',
@@ -114,7 +115,8 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
       }
       if (path === '/readyz') {
         req.zitiOperation = 'readyz';
-        const ready = opts.ready ? await opts.ready().catch(() => false) : true;
+        // Not ready from the moment the process began to shut down, whatever the database says.
+        const ready = !processShuttingDown() && (opts.ready ? await opts.ready().catch(() => false) : true);
         res.statusCode = ready ? 200 : 503;
         return sendJson(res, { service: opts.owner, ready });
       }

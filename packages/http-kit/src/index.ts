@@ -51,3 +51,5 @@ export {
   principalCacheKeyFromHash,
   principalCacheTtl,
 } from './principal-cache.js';
+export { DEFAULT_SHUTDOWN_GRACE_SECONDS, beginProcessShutdown, processShuttingDown, setShutdownGraceMs, shutdownGraceMs } from './lifecycle.js';
+export { type Drain, createDrain, sendUnavailable } from './drain.js';

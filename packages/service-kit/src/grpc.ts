@@ -1,5 +1,6 @@
 import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { grpcServerDuration, secondsSince } from '@ziti/metrics';
+import { processShuttingDown } from '@ziti/http-kit';
 import { HealthServiceService, type HealthServiceServer } from '@ziti/proto';
 import { performance } from 'node:perf_hooks';
 import { registerGrpcServer } from './in-process.js';
@@ -15,11 +16,11 @@ export interface GrpcListener {
   stop(): Promise<void>;
 }
 
-/** The HealthService every context serves. */
+/** The HealthService every context serves: not ready once the process began to shut down. */
 export function healthService(name: string, ready: () => Promise<boolean> = async () => true): GrpcServiceBinding {
   const impl: HealthServiceServer = {
     check: (_call, callback) => {
-      ready()
+      (processShuttingDown() ? Promise.resolve(false) : ready())
         .catch(() => false)
         .then((ok) => callback(null, { service: name, ready: ok }));
     },

@@ -1,11 +1,15 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type HttpApp, answerClientError, shortId } from '@ziti/http-kit';
+import { type HttpApp, answerClientError, createDrain, shortId } from '@ziti/http-kit';
 import { registerHttpApp } from './in-process.js';
 
 export interface HttpListener {
   url: string;
   port: number;
+  /**
+   * Graceful: new requests are answered 503 `SERVICE_UNAVAILABLE`, those in flight finish (for at
+   * most the shutdown grace), then the listener closes.
+   */
   close(): Promise<void>;
 }
 
@@ -15,7 +19,8 @@ export interface HttpListener {
  */
 export function listenHttp(app: HttpApp, host: string, port: number): Promise<HttpListener> {
   return new Promise((resolve, reject) => {
-    const server: Server = createServer(app).listen(port, host);
+    const drain = createDrain();
+    const server: Server = createServer(drain.listener(app)).listen(port, host);
     server.keepAliveTimeout = 65_000;
     server.on('clientError', (err: Error, socket) => answerClientError(err, socket, shortId()));
     server.once('error', reject);
@@ -27,13 +32,10 @@ export function listenHttp(app: HttpApp, host: string, port: number): Promise<Ht
       resolve({
         url,
         port: actual,
-        close: () =>
-          new Promise<void>((res) => {
-            unregister();
-            server.close(() => res());
-            server.closeIdleConnections();
-            setTimeout(() => server.closeAllConnections(), 5_000).unref();
-          }),
+        close: () => {
+          unregister();
+          return drain.close(server);
+        },
       });
     });
   });

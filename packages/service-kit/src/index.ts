@@ -2,7 +2,18 @@
 // graceful shutdown and environment parsing. No domain logic.
 export { type HttpListener, listenHttp } from './http.js';
 export { type GrpcServiceBinding, type GrpcListener, healthService, startGrpcServer } from './grpc.js';
-export { boolEnv, guardProcess, onShutdown, requireEnv, intEnv } from './process.js';
+export {
+  DEFAULT_DEPENDENCY_WAIT_SECONDS,
+  type LifecycleConfig,
+  boolEnv,
+  guardProcess,
+  intEnv,
+  lifecycleConfig,
+  onShutdown,
+  requireEnv,
+  servePending,
+  waitForDependency,
+} from './process.js';
 export { grpcClient, inProcessEnabled, localHttpApp, registerGrpcServer, registerHttpApp } from './in-process.js';
 export { MAX_HOLD_SECONDS, type MaintenancePort, maintenanceService } from './maintenance.js';
 export {

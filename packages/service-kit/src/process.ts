@@ -1,15 +1,60 @@
+import { createServer } from 'node:http';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS, beginProcessShutdown, sendJson, sendUnavailable, setShutdownGraceMs } from '@ziti/http-kit';
+
+/** How a process starts and stops (`lifecycleConfig`). */
+export interface LifecycleConfig {
+  /** In-flight requests get this long once SIGTERM arrived (`ZITI_SHUTDOWN_GRACE_SECONDS`). */
+  shutdownGraceMs: number;
+  /** How long a start waits for PostgreSQL, NATS and Redis before it gives up (`ZITI_DEPENDENCY_WAIT_SECONDS`). */
+  dependencyWaitMs: number;
+}
+
+/** Default of `ZITI_DEPENDENCY_WAIT_SECONDS`. */
+export const DEFAULT_DEPENDENCY_WAIT_SECONDS = 300;
+
 /**
- * Runs `stop` once on SIGTERM or SIGINT, then exits. For `main.ts` of every service.
- * A second signal exits at once.
+ * Reads the start and stop settings of every process.
+ *
+ * | Key | Default |
+ * |---|---|
+ * | `ZITI_SHUTDOWN_GRACE_SECONDS` | `20` (0..3600; below Kubernetes' default `terminationGracePeriodSeconds` of 30) |
+ * | `ZITI_DEPENDENCY_WAIT_SECONDS` | `300` (0..86400; 0: no waiting, a dependency that is down fails the start) |
  */
-export function onShutdown(stop: () => Promise<void>, log: (m: string) => void = console.log): void {
+export function lifecycleConfig(env: NodeJS.ProcessEnv): LifecycleConfig {
+  return {
+    shutdownGraceMs: intEnv(env, 'ZITI_SHUTDOWN_GRACE_SECONDS', DEFAULT_SHUTDOWN_GRACE_SECONDS, 0, 3600) * 1000,
+    dependencyWaitMs: intEnv(env, 'ZITI_DEPENDENCY_WAIT_SECONDS', DEFAULT_DEPENDENCY_WAIT_SECONDS, 0, 86_400) * 1000,
+  };
+}
+
+/** Time a stop may take beyond the grace (consumers, pools, the event bus) before the process gives up on it. */
+const STOP_MARGIN_MS = 15_000;
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT, then exits 0 (1 when `stop` failed or overran). For
+ * `main.ts` of every service. At once: readiness of everything in the process answers not-ready
+ * (`beginProcessShutdown`); listeners then drain for at most `graceMs` (their in-flight requests
+ * finish, new ones are answered 503). A `stop` still running `graceMs` + 15 s later is abandoned
+ * (exit 1). A second signal exits at once.
+ */
+export function onShutdown(stop: () => Promise<void>, log: (m: string) => void = console.log, opts: { graceMs?: number } = {}): void {
+  if (opts.graceMs !== undefined) setShutdownGraceMs(opts.graceMs);
   let stopping = false;
   const handler = (signal: string) => {
     if (stopping) process.exit(1);
     stopping = true;
-    log(`${signal} received, shutting down`);
+    beginProcessShutdown();
+    log(`${signal} received, shutting down (in-flight requests get ${Math.round((opts.graceMs ?? DEFAULT_SHUTDOWN_GRACE_SECONDS * 1000) / 1000)} s)`);
+    const overrun = setTimeout(() => {
+      log('shutdown did not finish in time, exiting');
+      process.exit(1);
+    }, (opts.graceMs ?? DEFAULT_SHUTDOWN_GRACE_SECONDS * 1000) + STOP_MARGIN_MS);
+    overrun.unref();
     stop()
-      .then(() => process.exit(0))
+      .then(() => {
+        log('stopped');
+        process.exit(0);
+      })
       .catch((err) => {
         console.error(err);
         process.exit(1);
@@ -17,6 +62,85 @@ export function onShutdown(stop: () => Promise<void>, log: (m: string) => void =
   };
   process.on('SIGTERM', () => handler('SIGTERM'));
   process.on('SIGINT', () => handler('SIGINT'));
+}
+
+/** The message of an error, on one line (no stack). */
+function oneLine(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown; errors?: unknown[] };
+  // An AggregateError (every address of a host refused) says nothing itself: its first error does.
+  const first = Array.isArray(e?.errors) && e.errors.length > 0 ? (e.errors[0] as { message?: unknown }) : undefined;
+  const message = String((typeof e?.message === 'string' && e.message) || first?.message || e?.code || err);
+  return message.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Calls `attempt` until it succeeds, with backoff (250 ms doubling to 5 s), for at most
+ * `timeoutMs`: a dependency (PostgreSQL, NATS, Redis) that is not up yet is waited for instead of
+ * failing the start. One log line when it is first found down (and one each time its error
+ * changes), one when it answers; after `timeoutMs` the last error is thrown with `what` in its
+ * message. `timeoutMs` 0: one attempt.
+ */
+export async function waitForDependency<T>(
+  what: string,
+  attempt: () => Promise<T>,
+  opts: { timeoutMs: number; log?: (m: string) => void; delays?: { firstMs: number; maxMs: number } },
+): Promise<T> {
+  const log = opts.log ?? console.log;
+  const started = Date.now();
+  let delay = opts.delays?.firstMs ?? 250;
+  const maxDelay = opts.delays?.maxMs ?? 5_000;
+  let lastError: string | undefined;
+  for (;;) {
+    try {
+      const value = await attempt();
+      if (lastError !== undefined) log(`${what} is reachable (waited ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      return value;
+    } catch (err) {
+      const message = oneLine(err);
+      const waited = Date.now() - started;
+      if (waited + delay > opts.timeoutMs) {
+        throw new Error(`${what} is not reachable${opts.timeoutMs > 0 ? ` after ${Math.round(waited / 1000)} s` : ''}: ${message}`);
+      }
+      if (message !== lastError) log(`waiting for ${what}: ${message} (retrying for up to ${Math.round(opts.timeoutMs / 1000)} s)`);
+      lastError = message;
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, maxDelay);
+    }
+  }
+}
+
+/**
+ * While a context waits for its dependencies, its HTTP port answers: `/healthz` 200 (the process
+ * lives), `/readyz` and everything else 503 (`SERVICE_UNAVAILABLE` in the envelope), so probes
+ * see a context that is starting rather than a closed port. Closed before the context itself
+ * listens on the port. Port 0 (ephemeral) has nothing to hold: no listener.
+ */
+export async function servePending(name: string, host: string, port: number): Promise<{ close(): Promise<void> }> {
+  if (port === 0) return { close: async () => undefined };
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/healthz') return sendJson(res, { service: name, status: 'ok' });
+    if (path === '/readyz') {
+      res.statusCode = 503;
+      res.setHeader('connection', 'close');
+      return sendJson(res, { service: name, ready: false });
+    }
+    sendUnavailable(res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 let guarded = false;

@@ -38,6 +38,8 @@ export interface GatewayConfig extends GatewayGuardConfig {
   snapshotDir?: string;
   instanceId?: string;
   revision: string;
+  /** A ZAC build served at `/zac/` (`ZITI_ZAC_DIR`); none by default. */
+  consoleDir?: string;
 }
 
 function url(env: NodeJS.ProcessEnv, key: string, fallback?: string): string | undefined {
@@ -116,6 +118,7 @@ export function loadGuardConfig(env: NodeJS.ProcessEnv): GatewayGuardConfig {
  * | `POLICY_GRPC`, `SESSION_GRPC`, `POSTURE_GRPC` | `127.0.0.1:1820{3,4,5}` (fan-out operations) |
  * | `ZITI_INSTANCE_ID` | the host name |
  * | `ZITI_REVISION` | `local` |
+ * | `ZITI_ZAC_DIR` | none (a directory holding a ZAC build, served at `/zac/`) |
  * | guards | see {@link loadGuardConfig} |
  */
 export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
@@ -150,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     snapshotDir: env.ZITI_SNAPSHOT_DIR?.trim() ? resolve(env.ZITI_SNAPSHOT_DIR.trim()) : undefined,
     instanceId: env.ZITI_INSTANCE_ID?.trim() || undefined,
     revision: env.ZITI_REVISION?.trim() || 'local',
+    consoleDir: env.ZITI_ZAC_DIR?.trim() ? resolve(env.ZITI_ZAC_DIR.trim()) : undefined,
     ...loadGuardConfig(env),
   };
 }

@@ -1,6 +1,6 @@
 import { metricsPort, startMetricsServer } from '@ziti/metrics';
 import { createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
-import { guardProcess, onShutdown } from '@ziti/service-kit';
+import { guardProcess, lifecycleConfig, onShutdown, waitForDependency } from '@ziti/service-kit';
 import { loadConfig } from './config.js';
 import { SERVICE_NAME, startGateway } from './service.js';
 
@@ -11,12 +11,26 @@ async function main(): Promise<void> {
   if (!config.natsUrl) throw new Error('NATS_URL is required');
   if (!config.redisUrl) throw new Error('REDIS_URL is required');
   const log = (m: string) => console.log(`[${SERVICE_NAME}] ${m}`);
-
-  const bus = await createNatsBus({ url: config.natsUrl, name: SERVICE_NAME });
+  const lifecycle = lifecycleConfig(process.env);
+  // Everything opened so far, closed in reverse order on SIGTERM (also while still waiting for a dependency).
+  const opened: (() => Promise<unknown>)[] = [];
+  onShutdown(
+    async () => {
+      for (const close of opened.splice(0).reverse()) await close();
+    },
+    log,
+    { graceMs: lifecycle.shutdownGraceMs },
+  );
+  const wait = { timeoutMs: lifecycle.dependencyWaitMs, log };
+  const natsUrl = config.natsUrl;
+  const bus = await waitForDependency('NATS', () => createNatsBus({ url: natsUrl, name: SERVICE_NAME }), wait);
+  opened.push(() => bus.close());
   // Principals read here are served from memory for up to a second; drops made by identity-auth reach
   // that copy through the invalidation events (at the latest after that second).
-  const redis = await createRedisCache(config.redisUrl);
+  const redisUrl = config.redisUrl;
+  const redis = await waitForDependency('Redis', () => createRedisCache(redisUrl), wait);
   const cache = createNearCache(redis);
+  opened.push(() => cache.close());
   const gateway = await startGateway({
     bus,
     cache,
@@ -37,21 +51,21 @@ async function main(): Promise<void> {
     trustedProxyHeader: config.trustedProxyHeader,
     authRateLimiter: config.authRateLimiter,
     loginFailureLimits: config.loginFailureLimits,
+    consoleDir: config.consoleDir,
+    // pki-enrollment (the TLS credentials) is waited for as long as the other dependencies.
+    pkiWaitMs: lifecycle.dependencyWaitMs,
+    shutdownGraceMs: lifecycle.shutdownGraceMs,
     log,
   });
   // Prometheus metrics on a port of their own (`ZITI_METRICS_PORT`, default 9100; 0 = off), never on the API listener.
   const metrics = await startMetricsServer(config.listen.host, metricsPort(process.env, 'gateway', 9100));
   log(`ready at ${gateway.url}${metrics.port ? `, metrics on port ${metrics.port}` : ''}`);
 
-  onShutdown(async () => {
-    await gateway.stop();
-    await metrics.stop();
-    await bus.close();
-    await cache.close();
-  }, log);
+  opened.push(() => gateway.stop());
+  opened.push(() => metrics.stop());
 }
 
 main().catch((err: unknown) => {
-  console.error(`[${SERVICE_NAME}] failed to start:`, err instanceof Error ? err.message : err);
+  console.error(`[${SERVICE_NAME}] not started:`, err instanceof Error ? err.message : err);
   process.exit(1);
 });

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ALL_ROUTES, MODELS, type Owner } from '@ziti/api-contract';
-import { RouteTable, answerClientError, shortId } from '@ziti/http-kit';
+import { RouteTable, answerClientError, createDrain, processShuttingDown, shortId } from '@ziti/http-kit';
 import type { Cache, EventBus } from '@ziti/messaging';
 import { Authenticator } from './auth/authenticator.js';
 import { grpcSessionResolver } from './auth/session-resolver.js';
@@ -18,6 +18,7 @@ import type { AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
 import { createLoginGuard } from './limits/login-guard.js';
 import type { LoginLimitOptions } from './limits/login-failures.js';
 import { controllersHandler } from './http/controllers.js';
+import { consoleHandler } from './http/console.js';
 import { integrityHandlers } from './integrity/handlers.js';
 import { type IntegrityPeer, grpcIntegrityPeer } from './integrity/peers.js';
 import { IntegrityRunner } from './integrity/runner.js';
@@ -105,6 +106,13 @@ export interface GatewayDeps {
    * Default 10 per username and 30 per client address per 60 s; a limit of 0 turns it off.
    */
   loginFailureLimits?: LoginLimitOptions;
+  /**
+   * A directory holding a build of the admin console (ZAC, `ZITI_ZAC_DIR`), served at `/zac/` on the
+   * public listener. Without it `/zac/` is 404. A directory that cannot be read fails the start.
+   */
+  consoleDir?: string;
+  /** How long in-flight requests may run once `stop()` began; default `ZITI_SHUTDOWN_GRACE_SECONDS` (`shutdownGraceMs` of `@ziti/http-kit`). */
+  shutdownGraceMs?: number;
   log?: (m: string) => void;
 }
 
@@ -115,12 +123,14 @@ export interface RunningGateway {
   port: number;
   /** The root CA that signed the server certificate (what clients must trust). */
   caCertPem: string;
-  /** Graceful: stops accepting, lets in-flight requests finish, unsubscribes, closes the gRPC channel. */
+  /**
+   * Graceful: new requests are answered 503 `SERVICE_UNAVAILABLE` (readiness included), in-flight
+   * requests finish (at most the shutdown grace), then the listener closes, the subscriptions end
+   * and the gRPC channels close.
+   */
   stop(): Promise<void>;
 }
 
-/** How long in-flight requests may run once shutdown began (the upstream timeout, plus a margin). */
-const DRAIN_TIMEOUT_MS = 12_000;
 /** How often TLS credentials from pki-enrollment are re-read. */
 const TLS_REFRESH_MS = 10 * 60_000;
 
@@ -164,6 +174,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const advertisedHost = configured?.host ?? (isWildcard(deps.listen.host) ? 'localhost' : deps.listen.host);
 
   // Settings first: a bad one fails the start before anything is opened.
+  const zac = deps.consoleDir ? consoleHandler(deps.consoleDir) : undefined;
   const clientAddress = clientAddressResolver({ trustedProxies: deps.trustedProxies, header: deps.trustedProxyHeader });
   const loginGuard = createLoginGuard({
     cache: deps.cache,
@@ -198,16 +209,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     closers.push(proxy.close);
   }
 
-  let draining = false;
+  const drain = createDrain();
   let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
     res.statusCode = 503;
     res.end();
   };
   // Client certificates are requested, never required nor verified here: services verify them.
-  const server = createServer({ requestCert: true, rejectUnauthorized: false }, (req, res) => {
-    if (draining) res.on('finish', () => setImmediate(() => server.closeIdleConnections()));
-    handle(req, res);
-  });
+  const server = createServer({ requestCert: true, rejectUnauthorized: false }, drain.listener((req, res) => handle(req, res)));
   server.on('clientError', (err: Error, socket) => answerClientError(err, socket, shortId()));
   let port: number;
   let tls: TlsCredentials;
@@ -278,11 +286,14 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     proxies,
     authenticator,
     swaggerJson: info.specJson,
-    draining: () => draining,
+    // Not ready from the moment the process began to shut down (SIGTERM), before this listener drains.
+    draining: () => drain.draining() || processShuttingDown(),
+    console: zac,
     clientAddress,
     loginGuard,
     log,
   });
+  if (zac) log(`admin console (ZAC) from ${deps.consoleDir} at https://${advertisedAddress}/zac/`);
   log(`listening on https://${joinAddress(deps.listen.host || '0.0.0.0', port)} (advertised as https://${advertisedAddress})`);
 
   let stopping: Promise<void> | undefined;
@@ -293,12 +304,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     caCertPem: tls.caCertPem,
     stop() {
       stopping ??= (async () => {
-        draining = true;
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
-        await closed;
-        clearTimeout(force);
+        // New requests are answered 503 SERVICE_UNAVAILABLE; those in flight finish (at most the shutdown grace).
+        await drain.close(server, deps.shutdownGraceMs);
         await integrity.stop();
         if (refresh) clearInterval(refresh);
         remote?.close();

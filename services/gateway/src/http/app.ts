@@ -22,6 +22,7 @@ import {
 } from '@ziti/http-kit';
 import { type Authenticator, type Resolved, bearerTokens, missingTokenError, sessionHeaders, sessionToken } from '../auth/authenticator.js';
 import { CLIENT_CERT_OPERATIONS, peerChain } from './client-cert.js';
+import type { ConsoleHandler } from './console.js';
 import { answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders } from './headers.js';
 import type { LocalHandler } from './informational.js';
 import { normalisePath, splitUrl } from './paths.js';
@@ -49,6 +50,8 @@ export interface GatewayAppOptions {
   clientAddress?: (req: IncomingMessage) => string;
   /** Login and enrollment limits, applied just before a request goes to its context (`limits/login-guard.ts`). */
   loginGuard?: LoginGuard;
+  /** The admin console (ZAC) at `/zac/` (`http/console.ts`), when a build is configured; without it those paths are 404 as any unknown path. */
+  console?: ConsoleHandler;
   /** Where the log lines of traced identities' requests go (`PUT /identities/{id}/trace`). */
   log?: (m: string) => void;
 }
@@ -96,6 +99,8 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
       res.statusCode = ready ? 200 : 503;
       return sendJson(res, { service: 'gateway', ready });
     }
+
+    if (opts.console?.owns(collapsed)) return opts.console.serve(req, res, collapsed);
 
     const target = normalisePath(path);
     if (!target.api || target.relative === undefined) throw ApiError.of('NOT_FOUND');
