@@ -1,0 +1,64 @@
+import { probePostgres } from '@ziti/db-kit';
+import { type Cache, type EventBus, createNatsBus, createRedisCache } from '@ziti/messaging';
+import { metricsPort, startMetricsServer } from '@ziti/metrics';
+import { guardProcess, lifecycleConfig, onShutdown, servePending, waitForDependency } from './process.js';
+
+/** What every context's standalone process is configured with (its `loadConfig`). */
+export interface ContextProcessConfig {
+  http: { host: string; port: number };
+  databaseUrl: string;
+  natsUrl: string;
+  redisUrl: string;
+}
+
+export interface ContextProcess<C extends ContextProcessConfig> {
+  /** The context's name (`identity-auth`, …): log prefix, metrics label, NATS connection name. */
+  name: string;
+  /** Its metrics port when neither `<CONTEXT>_METRICS_PORT` nor `ZITI_METRICS_PORT` is set. */
+  metricsPort: number;
+  loadConfig(env: NodeJS.ProcessEnv): C;
+  start(config: C, deps: { bus: EventBus; cache: Cache }): Promise<{ httpUrl: string; grpcAddress: string; stop(): Promise<unknown> }>;
+}
+
+/**
+ * The standalone process of a context (`npm start -w @ziti/<context>`): its HTTP port answers
+ * not-ready while it waits for NATS, Redis and PostgreSQL (`ZITI_DEPENDENCY_WAIT_SECONDS`, one log
+ * line per dependency), then the context starts with metrics on a port of their own; SIGTERM
+ * drains (`ZITI_SHUTDOWN_GRACE_SECONDS`) and closes what was opened, newest first. A start that
+ * fails exits 1 with one line naming why.
+ */
+export function runContextProcess<C extends ContextProcessConfig>(ctx: ContextProcess<C>): void {
+  const log = (m: string) => console.log(`${ctx.name}: ${m}`);
+  const main = async () => {
+    guardProcess();
+    const config = ctx.loadConfig(process.env);
+    const lifecycle = lifecycleConfig(process.env);
+    const opened: (() => Promise<unknown>)[] = [];
+    onShutdown(
+      async () => {
+        for (const close of opened.splice(0).reverse()) await close();
+      },
+      log,
+      { graceMs: lifecycle.shutdownGraceMs },
+    );
+    const pending = await servePending(ctx.name, config.http.host, config.http.port);
+    opened.push(() => pending.close());
+    const wait = { timeoutMs: lifecycle.dependencyWaitMs, log };
+    const bus = await waitForDependency('NATS', () => createNatsBus({ url: config.natsUrl, name: ctx.name }), wait);
+    opened.push(() => bus.close());
+    const cache = await waitForDependency('Redis', () => createRedisCache(config.redisUrl), wait);
+    opened.push(() => cache.close());
+    await waitForDependency('PostgreSQL', () => probePostgres(config.databaseUrl), wait);
+    await pending.close();
+    const service = await ctx.start(config, { bus, cache });
+    opened.push(() => service.stop());
+    // Prometheus metrics on a port of their own (`<CONTEXT>_METRICS_PORT`, else `ZITI_METRICS_PORT`; 0 = off).
+    const metrics = await startMetricsServer(config.http.host, metricsPort(process.env, ctx.name, ctx.metricsPort));
+    opened.push(() => metrics.stop());
+    log(`HTTP ${service.httpUrl}, gRPC ${service.grpcAddress}${metrics.port ? `, metrics on port ${metrics.port}` : ''}`);
+  };
+  main().catch((err: unknown) => {
+    console.error(`${ctx.name}: not started:`, err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}
