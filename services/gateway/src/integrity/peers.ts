@@ -12,18 +12,10 @@ import {
   type ListReferencesResponse,
   type RepairReferencesRequest,
 } from '@ziti/proto';
-import { grpcClient } from '@ziti/service-kit';
+import { type IntegrityHandlers, grpcClient } from '@ziti/service-kit';
 
-/** A context's `IntegrityService`, as promises. */
-export interface IntegrityPeer {
-  checkIntegrity(req: CheckIntegrityRequest): Promise<IntegrityFindings>;
-  listReferences(req: ListReferencesRequest): Promise<ListReferencesResponse>;
-  existingIds(req: ExistingIdsRequest): Promise<ExistingIdsResponse>;
-  repairReferences(req: RepairReferencesRequest): Promise<IntegrityFindings>;
-  listProjectionSources(req: ListProjectionSourcesRequest): Promise<ListProjectionSourcesResponse>;
-  checkProjection(req: CheckProjectionRequest): Promise<IntegrityFindings>;
-  close(): void;
-}
+/** A context's `IntegrityService`, as promises (the handlers a context implements, over gRPC). */
+export type IntegrityPeer = IntegrityHandlers & { close(): void };
 
 /** A failed call: the gRPC status and its details. */
 export class PeerError extends Error {
