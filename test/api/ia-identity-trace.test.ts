@@ -96,7 +96,9 @@ describe('traced requests in the controller log', () => {
     await settle();
     const lines = traceLines(from);
     expect(lines).toHaveLength(2);
-    for (const l of lines) expect(l).toMatch(new RegExp(`^trace traceId=bbt-${traced.id} requestId=[\\w-]+ identityId=${traced.id} `));
+    // Request ids are shortids: letters, digits, '.' and '-'; identity ids too (escaped for the pattern).
+    const id = traced.id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    for (const l of lines) expect(l).toMatch(new RegExp(`^trace traceId=bbt-${id} requestId=[\\w.-]+ identityId=${id} `));
     expect(lines[0]).toMatch(/ method=GET path=\/edge\/client\/v1\/current-identity status=200 latencyMs=\d+\.\d$/);
     expect(lines[1]).toMatch(/ method=GET path=\/edge\/client\/v1\/services\/not-a-service status=404 latencyMs=\d+\.\d$/);
     expect(new Set(lines.map((l) => /requestId=(\S+)/.exec(l)![1])).size).toBe(2);
