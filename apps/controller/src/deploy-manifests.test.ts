@@ -126,4 +126,27 @@ describe('deploy/k8s manifests', () => {
       expect(refs.map((r: { configMapRef?: { name: string } }) => r.configMapRef?.name)).toContain('ziti-config');
     }
   });
+  it('stops every pod after its load balancer has let go: preStop sleep, then a drain shorter than the grace period', () => {
+    const grace = Number(named('ConfigMap', 'ziti-config')!.data.ZITI_SHUTDOWN_GRACE_SECONDS);
+    expect(grace).toBeGreaterThan(0);
+    for (const d of byKind('Deployment')) {
+      const pod = d.spec.template.spec;
+      const preStop = pod.containers[0].lifecycle?.preStop?.sleep?.seconds;
+      expect({ name: d.metadata.name, preStop: typeof preStop }).toEqual({ name: d.metadata.name, preStop: 'number' });
+      // SIGTERM comes after the preStop hook, and both count against terminationGracePeriodSeconds.
+      expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(preStop + grace);
+    }
+  });
+
+  it('serves the console from a volume an init container fills, mounted where ZITI_ZAC_DIR of the gateway points', () => {
+    const gw = named('Deployment', 'gateway')!.spec.template.spec;
+    const dir = gw.containers[0].env.find((e: { name: string }) => e.name === 'ZITI_ZAC_DIR')?.value;
+    const mount = gw.containers[0].volumeMounts.find((m: any) => m.mountPath === dir);
+    expect(mount).toEqual(expect.objectContaining({ readOnly: true }));
+    const init = gw.initContainers.find((c: any) => c.volumeMounts.some((m: any) => m.name === mount.name));
+    expect(init.command.join(' ')).toContain('ziti-console.zip');
+    // A failed download must not keep the gateway from starting: the script ends in a fallback.
+    expect(init.command.join(' ')).toMatch(/\|\| echo /);
+    expect(gw.volumes.find((v: any) => v.name === mount.name)?.emptyDir).toBeDefined();
+  });
 });
