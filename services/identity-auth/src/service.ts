@@ -31,6 +31,7 @@ import { SecondaryFactorChecker } from './domain/session-state.js';
 import { sessionTimeoutMs } from './domain/session-time.js';
 import { sharedPrincipalCache } from './events/principal-cache.js';
 import { subscribePkiEvents } from './events/subscribers.js';
+import { authenticationPublisher } from './events/authentication.js';
 import { identityAuthServer } from './grpc/identity-auth.js';
 import { maintenance } from './grpc/maintenance.js';
 import { identityAuthIntegrity } from './grpc/integrity.js';
@@ -104,6 +105,12 @@ export interface IdentityAuthDeps {
    * setting; the all-in-one controller passes one value to both.
    */
   instanceId?: string;
+  /**
+   * Publish each login's outcome (`authentication.success|fail`) straight on the bus, without the
+   * outbox, for the gateway's OpenZiti-format event stream (best-effort: an event lost in a crash
+   * is not sent again). Default false: logins publish nothing.
+   */
+  authenticationEvents?: boolean;
   log?: (msg: string) => void;
 }
 
@@ -165,7 +172,8 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     cleanup.push(async () => pki.close());
     const identities = new IdentityManager(uow, cache, policy, pki);
     const authenticators = new AuthenticatorManager(uow);
-    const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities));
+    const onOutcome = deps.authenticationEvents ? authenticationPublisher(deps.bus, log) : undefined;
+    const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities), onOutcome);
     const mfaGuard = new MfaGuard(cacheMfaGuardStore(deps.cache, log));
     const mfa = new MfaManager(uow, new SecretBox(deps.secretsKey || deps.internalSecret), cache, mfaGuard);
     const ready = async () => {

@@ -13,6 +13,7 @@ import { sessionIntegrity } from './grpc/integrity.js';
 import { sessionHandlers } from './http/sessions.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { ServiceUpdateRepository, SessionRepository } from './store/session-repo.js';
+import { PublishingSessionStore } from './events/session-events.js';
 
 export type { Address };
 
@@ -34,6 +35,11 @@ export interface ServiceDeps {
   poolSize?: number;
   /** Seconds between re-checks of sessions created under posture checks (MFA timeouts); 0 = never. Default 5, the period of the controller's posture timeout enforcement (`PostureCache`). */
   postureSweepSeconds?: number;
+  /**
+   * Publish `session.created|deleted` straight on the bus, without the outbox, for the gateway's
+   * OpenZiti-format event stream (best-effort). Default false: nothing is published.
+   */
+  sessionEvents?: boolean;
   log?: (m: string) => void;
 }
 
@@ -67,7 +73,9 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       posture.close();
       keys.close();
     });
-    const sessions = new SessionManager(new SessionRepository(pool), policy, posture, signingKeySigner(keys), log);
+    const repository = new SessionRepository(pool);
+    const store = deps.sessionEvents ? new PublishingSessionStore(repository, deps.bus, log) : repository;
+    const sessions = new SessionManager(store, policy, posture, signingKeySigner(keys), log);
     const updates = new ServiceUpdates(new ServiceUpdateRepository(pool));
     const subscriptions = await subscribeAll(deps.bus, sessions, updates, log);
     closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));

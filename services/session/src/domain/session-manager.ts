@@ -147,25 +147,25 @@ export class SessionManager {
 
   async delete(caller: Caller, id: string, anyForAdmin: boolean): Promise<void> {
     await this.detail(caller, id, anyForAdmin);
-    if (!(await this.store.deleteById(id))) throw ApiError.notFound();
+    if ((await this.store.deleteById(id)).length === 0) throw ApiError.notFound();
   }
 
   // ---- access lost (event consumers): each is idempotent
 
-  apiSessionEnded(apiSessionId: string): Promise<number> {
-    return this.store.deleteByApiSession(apiSessionId);
+  async apiSessionEnded(apiSessionId: string): Promise<number> {
+    return (await this.store.deleteByApiSession(apiSessionId)).length;
   }
 
-  identityGone(identityId: string): Promise<number> {
-    return this.store.deleteByIdentity(identityId);
+  async identityGone(identityId: string): Promise<number> {
+    return (await this.store.deleteByIdentity(identityId)).length;
   }
 
-  serviceGone(serviceId: string): Promise<number> {
-    return this.store.deleteByService(serviceId);
+  async serviceGone(serviceId: string): Promise<number> {
+    return (await this.store.deleteByService(serviceId)).length;
   }
 
-  serviceAccessLost(identityId: string, serviceId: string, type?: SessionType): Promise<number> {
-    return this.store.deleteByIdentityAndService(identityId, serviceId, type);
+  async serviceAccessLost(identityId: string, serviceId: string, type?: SessionType): Promise<number> {
+    return (await this.store.deleteByIdentityAndService(identityId, serviceId, type)).length;
   }
 
   /**
@@ -189,7 +189,7 @@ export class SessionManager {
         const results = ids.length > 0 ? await this.posture.evaluate(s.identityId, s.apiSessionId, ids) : [];
         keep = decidePosture(a, s.type, results).passed;
       }
-      if (!keep && (await this.store.deleteById(s.id))) deleted += 1;
+      if (!keep) deleted += (await this.store.deleteById(s.id)).length;
     }
     return deleted;
   }
