@@ -106,6 +106,8 @@ describe('OpenZiti-format event records', () => {
     const who = await net.identity();
     const ok = await auth.login(ctl().http, who.username, who.password, 'client');
     expect(ok.res.status).toBe(200);
+    // The outcome identity-auth hands the gateway is internal: the caller never sees it.
+    expect(Object.keys(ok.res.headers).filter((h) => h.startsWith('x-ziti-'))).toEqual([]);
     const apiSessionId = ok.res.body.data.id as string;
     const success = await record('authentication success', (r) => r.namespace === 'authentication' && r.event_type === 'success' && r.identity_id === who.id);
     expect(success.subject).toBe(`${prefix()}.authentication`);
@@ -119,6 +121,7 @@ describe('OpenZiti-format event records', () => {
 
     const bad = await auth.login(ctl().http, who.username, `${who.password}-wrong`, 'client');
     expect(bad.res.status).toBe(401);
+    expect(Object.keys(bad.res.headers).filter((h) => h.startsWith('x-ziti-'))).toEqual([]);
     const fail = await record('authentication fail', (r) => r.namespace === 'authentication' && r.event_type === 'fail' && r.identity_id === who.id);
     expect(fail.record).toMatchObject({ type: 'password', success: false, authenticator_id: success.record.authenticator_id, remote_address: '127.0.0.1' });
     expect(fail.record.reason).toMatch(/password does not match/);

@@ -53,3 +53,4 @@ export {
 } from './principal-cache.js';
 export { DEFAULT_SHUTDOWN_GRACE_SECONDS, beginProcessShutdown, processShuttingDown, setShutdownGraceMs, shutdownGraceMs } from './lifecycle.js';
 export { type Drain, createDrain, sendUnavailable } from './drain.js';
+export { type AuthOutcome, AUTH_OUTCOME_HEADER, decodeAuthOutcome, encodeAuthOutcome } from './auth-outcome.js';

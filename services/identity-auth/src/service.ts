@@ -31,7 +31,6 @@ import { SecondaryFactorChecker } from './domain/session-state.js';
 import { sessionTimeoutMs } from './domain/session-time.js';
 import { sharedPrincipalCache } from './events/principal-cache.js';
 import { subscribePkiEvents } from './events/subscribers.js';
-import { authenticationPublisher } from './events/authentication.js';
 import { identityAuthServer } from './grpc/identity-auth.js';
 import { maintenance } from './grpc/maintenance.js';
 import { identityAuthIntegrity } from './grpc/integrity.js';
@@ -106,9 +105,9 @@ export interface IdentityAuthDeps {
    */
   instanceId?: string;
   /**
-   * Publish each login's outcome (`authentication.success|fail`) straight on the bus, without the
-   * outbox, for the gateway's OpenZiti-format event stream (best-effort: an event lost in a crash
-   * is not sent again). Default false: logins publish nothing.
+   * Tell the gateway each login's outcome on its response (`AUTH_OUTCOME_HEADER` of
+   * `@ziti/http-kit`), for the `authentication` records of its OpenZiti-format event stream.
+   * Default false.
    */
   authenticationEvents?: boolean;
   log?: (msg: string) => void;
@@ -172,8 +171,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     cleanup.push(async () => pki.close());
     const identities = new IdentityManager(uow, cache, policy, pki);
     const authenticators = new AuthenticatorManager(uow);
-    const onOutcome = deps.authenticationEvents ? authenticationPublisher(deps.bus, log) : undefined;
-    const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities), onOutcome);
+    const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities));
     const mfaGuard = new MfaGuard(cacheMfaGuardStore(deps.cache, log));
     const mfa = new MfaManager(uow, new SecretBox(deps.secretsKey || deps.internalSecret), cache, mfaGuard);
     const ready = async () => {
@@ -187,7 +185,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
       ready,
       outcomes: identityAuthOutcomes,
       handlers: {
-        ...authenticateHandlers(authenticator, sessions, mfa, deps.internalSecret),
+        ...authenticateHandlers(authenticator, sessions, mfa, deps.internalSecret, deps.authenticationEvents),
         ...currentHandlers(sessions, identities),
         ...identityHandlers(identities, new RoleAttributeQueries(uow.repos, policy)),
         ...identityTypeHandlers(uow.repos.identityTypes),

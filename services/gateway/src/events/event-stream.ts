@@ -1,6 +1,7 @@
 import { type WriteStream, createWriteStream } from 'node:fs';
+import type { AuthOutcome } from '@ziti/http-kit';
 import type { Cache, EventBus, Subscription } from '@ziti/messaging';
-import { type Namespace, type OpenZitiRecord, type RecordSource, entityCountRecord, toRecords } from './openziti-records.js';
+import { type Namespace, type OpenZitiRecord, type RecordSource, authenticationRecords, entityCountRecord, toRecords } from './openziti-records.js';
 
 /** The event stream's settings (`loadEventStreamConfig`). */
 export interface EventStreamConfig {
@@ -26,10 +27,10 @@ export interface EventStreamDeps extends EventStreamConfig {
 export const EVENT_STREAM_GROUP = 'gateway-event-stream';
 
 /**
- * The change events each namespace is made from, by source. `authentication.*` and `session.*`
- * are published on the bus directly by identity-auth and session (best-effort, no outbox); the
- * others are outbox events. A successful login's `authentication.success` also makes the
- * `apiSession` `created` record.
+ * The change events each namespace is made from, by source. `session.*` are published on the bus
+ * directly by session (best-effort, no outbox); the others are outbox events. Logins publish
+ * nothing: their `authentication` records, and the `apiSession` `created` of a success, come from
+ * the outcome identity-auth hands back on the login's response (`authenticated`).
  */
 const SOURCES: Record<Exclude<Namespace, 'entityCount'>, Record<string, string[]>> = {
   entityChange: {
@@ -38,8 +39,8 @@ const SOURCES: Record<Exclude<Namespace, 'entityCount'>, Record<string, string[]
     policy: ['router.deleted'],
     posture: ['posture-check.*'],
   },
-  apiSession: { 'identity-auth': ['api-session.deleted', 'authentication.success'] },
-  authentication: { 'identity-auth': ['authentication.*'] },
+  apiSession: { 'identity-auth': ['api-session.deleted'] },
+  authentication: {},
   session: { session: ['session.created', 'session.deleted'] },
 };
 
@@ -61,6 +62,8 @@ export function subscriptionsFor(namespaces: readonly Namespace[]): [string, str
 export const entityCountSlotKey = (slot: number) => `ziti:events:entity-count:${slot}`;
 
 export interface RunningEventStream {
+  /** A login's outcome, as the gateway saw it on identity-auth's answer. */
+  authenticated(outcome: AuthOutcome): void;
   /** Ends the subscriptions and the timer, then closes the file. */
   stop(): Promise<void>;
 }
@@ -143,5 +146,10 @@ export async function startEventStream(deps: EventStreamDeps): Promise<RunningEv
     };
     void tick();
   }
-  return { stop };
+  return {
+    authenticated: (outcome) => {
+      for (const record of authenticationRecords(deps.source, new Date(), outcome)) emit(record);
+    },
+    stop,
+  };
 }

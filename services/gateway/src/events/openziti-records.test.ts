@@ -1,6 +1,6 @@
 import type { ChangeEvent } from '@ziti/messaging';
 import { subscriptionsFor } from './event-stream.js';
-import { entityCountRecord, toRecords } from './openziti-records.js';
+import { authenticationRecords, entityCountRecord, toRecords } from './openziti-records.js';
 
 /**
  * The shapes follow the JSON tags of openziti/ziti controller/event: EntityChangeEvent
@@ -102,6 +102,7 @@ describe('entityChange', () => {
 describe('authentication and apiSession', () => {
   const success = {
     method: 'password',
+    success: true,
     remoteAddress: '10.0.0.7',
     authenticatorId: 'au1',
     identityId: 'id1',
@@ -111,7 +112,7 @@ describe('authentication and apiSession', () => {
   };
 
   it('a success is an authentication record and the apiSession it created', () => {
-    expect(toRecords(ev('identity-auth', 'authentication.success', success), src)).toEqual([
+    expect(authenticationRecords(src, new Date(at), success)).toEqual([
       {
         ...head('authentication'),
         event_type: 'success',
@@ -139,7 +140,7 @@ describe('authentication and apiSession', () => {
   });
 
   it('a failure says why, with the ids known when it failed', () => {
-    const records = toRecords(ev('identity-auth', 'authentication.fail', { method: 'ext-jwt', remoteAddress: '10.0.0.8', externalJwtSignerId: 's1', reason: 'identity not found' }), src);
+    const records = authenticationRecords(src, new Date(at), { method: 'ext-jwt', success: false, remoteAddress: '10.0.0.8', externalJwtSignerId: 's1', reason: 'identity not found' });
     expect(records).toEqual([
       {
         ...head('authentication'),
@@ -190,6 +191,12 @@ describe('subscriptionsFor', () => {
   it('one subscription per source, only for the namespaces chosen', () => {
     expect(subscriptionsFor(['entityCount'])).toEqual([]);
     expect(subscriptionsFor(['session'])).toEqual([['session', ['session.created', 'session.deleted']]]);
-    expect(subscriptionsFor(['apiSession', 'authentication'])).toEqual([['identity-auth', ['api-session.deleted', 'authentication.*', 'authentication.success']]]);
+    expect(subscriptionsFor(['authentication'])).toEqual([]);
+    expect(subscriptionsFor(['apiSession', 'authentication', 'entityChange'])).toEqual([
+      ['identity-auth', ['api-session.deleted', 'auth-policy.*', 'identity.*']],
+      ['pki-enrollment', ['ca.deleted', 'ca.verified']],
+      ['policy', ['router.deleted']],
+      ['posture', ['posture-check.*']],
+    ]);
   });
 });

@@ -1,3 +1,4 @@
+import type { AuthOutcome } from '@ziti/http-kit';
 import type { ChangeEvent } from '@ziti/messaging';
 
 /**
@@ -49,8 +50,6 @@ export function toRecords(event: ChangeEvent, src: RecordSource): OpenZitiRecord
       return entityChange(event, src, routerEntityType(d.kind), 'deleted', { id: str(d.routerId) });
     case 'identity-auth/api-session':
       return action === 'deleted' ? [apiSession(head, 'deleted', d)] : [];
-    case 'identity-auth/authentication':
-      return authentication(head, action, d);
     case 'session/session':
       return [
         {
@@ -151,23 +150,26 @@ function apiSession(head: { event_src_id: string; timestamp: string }, eventType
   };
 }
 
-/** `AuthenticationEvent`; a success also created an API session (`ApiSessionEvent` `created`). */
-function authentication(head: { event_src_id: string; timestamp: string }, action: string, d: Data): OpenZitiRecord[] {
-  if (action !== 'success' && action !== 'fail') return [];
+/**
+ * `AuthenticationEvent` of a login's outcome (identity-auth hands it to the gateway on the login's
+ * response); a success also created an API session (`ApiSessionEvent` `created`).
+ */
+export function authenticationRecords(src: RecordSource, at: Date, o: AuthOutcome): OpenZitiRecord[] {
+  const head = { event_src_id: src.controllerId, timestamp: at.toISOString() };
   const auth: OpenZitiRecord = {
     namespace: 'authentication',
     ...head,
-    event_type: action,
-    type: str(d.method),
-    authenticator_id: str(d.authenticatorId),
-    external_jwt_signer_id: str(d.externalJwtSignerId),
-    identity_id: str(d.identityId),
-    auth_policy_id: str(d.authPolicyId),
-    remote_address: str(d.remoteAddress),
-    success: action === 'success',
-    reason: str(d.reason),
-    improper_client_cert_chain: d.improperClientCertChain === true,
+    event_type: o.success ? 'success' : 'fail',
+    type: o.method,
+    authenticator_id: o.authenticatorId ?? '',
+    external_jwt_signer_id: o.externalJwtSignerId ?? '',
+    identity_id: o.identityId ?? '',
+    auth_policy_id: o.authPolicyId ?? '',
+    remote_address: o.remoteAddress,
+    success: o.success,
+    reason: o.reason ?? '',
+    improper_client_cert_chain: o.improperClientCertChain === true,
   };
-  if (action !== 'success' || !d.apiSessionId) return [auth];
-  return [auth, apiSession(head, 'created', { ...d, ipAddress: d.remoteAddress })];
+  if (!o.success || !o.apiSessionId) return [auth];
+  return [auth, apiSession(head, 'created', { apiSessionId: o.apiSessionId, identityId: o.identityId, ipAddress: o.remoteAddress })];
 }

@@ -4,7 +4,9 @@ import type { EdgeApiName, Owner } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
 import { observeHttpRequest } from '@ziti/metrics';
 import {
+  type AuthOutcome,
   CLIENT_CERT_HEADER,
+  decodeAuthOutcome,
   type HttpApp,
   type PrincipalTrace,
   activeTrace,
@@ -50,6 +52,8 @@ export interface GatewayAppOptions {
   clientAddress?: (req: IncomingMessage) => string;
   /** Login and enrollment limits, applied just before a request goes to its context (`limits/login-guard.ts`). */
   loginGuard?: LoginGuard;
+  /** Told each login's outcome (identity-auth's `AUTH_OUTCOME_HEADER`) once its answer is sent: the event stream. */
+  onAuthOutcome?: (outcome: AuthOutcome) => void;
   /** The admin console (ZAC) at `/zac/` (`http/console.ts`), when a build is configured; without it those paths are 404 as any unknown path. */
   console?: ConsoleHandler;
   /** Where the log lines of traced identities' requests go (`PUT /identities/{id}/trace`). */
@@ -147,6 +151,13 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
       if (chain.length > 0) req.headers[CLIENT_CERT_HEADER] = signClientCertChain(opts.internalSecret, chain, requestId);
     }
     req.zitiBody = body;
+    const onAuthOutcome = opts.onAuthOutcome;
+    if (onAuthOutcome && route.operationId === 'authenticate') {
+      res.once('close', () => {
+        const outcome = decodeAuthOutcome(req.zitiAuthOutcome);
+        if (outcome) onAuthOutcome(outcome);
+      });
+    }
     proxy(req, res, principal);
   }
 

@@ -1,7 +1,7 @@
 import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError } from '@ziti/errors';
-import { type HttpApp, INTERNAL_HEADER_PREFIX, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
+import { AUTH_OUTCOME_HEADER, type HttpApp, INTERNAL_HEADER_PREFIX, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
 import { localHttpApp } from '@ziti/service-kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { replaceForwardedHeaders } from './client-address.js';
@@ -14,6 +14,8 @@ export interface ProxiedRequest extends IncomingMessage {
   zitiClientAddress?: string;
   /** The contract operation id, once the route matched (for the request metrics). */
   zitiOperation?: string;
+  /** A login's outcome (`AUTH_OUTCOME_HEADER`), taken off identity-auth's response. */
+  zitiAuthOutcome?: string;
 }
 
 /**
@@ -123,7 +125,22 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
   inner.complete = true;
   if (body) attachBufferedBody(inner, body);
   if (principal) attachPrincipal(inner, principal);
+  if (req.zitiOperation === 'authenticate') takeAuthOutcome(req, res);
   app(inner, res);
+}
+
+/** Takes a login's outcome header off the response as its headers are written (as the proxy does). */
+function takeAuthOutcome(req: ProxiedRequest, res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    res.writeHead = writeHead;
+    const outcome = res.getHeader(AUTH_OUTCOME_HEADER);
+    if (outcome !== undefined) {
+      req.zitiAuthOutcome = String(outcome);
+      res.removeHeader(AUTH_OUTCOME_HEADER);
+    }
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as typeof res.writeHead;
 }
 
 /**
@@ -163,7 +180,9 @@ export function createUpstreamProxy(
         proxyReq.setHeader('content-length', String(body.length));
         if (body.length > 0) proxyReq.write(body);
       },
-      proxyRes: (proxyRes: IncomingMessage) => {
+      proxyRes: (proxyRes: IncomingMessage, req: ProxiedRequest) => {
+        const outcome = proxyRes.headers[AUTH_OUTCOME_HEADER];
+        if (typeof outcome === 'string') req.zitiAuthOutcome = outcome;
         for (const name of Object.keys(proxyRes.headers)) {
           if (name.startsWith(INTERNAL_HEADER_PREFIX)) delete proxyRes.headers[name];
         }

@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/errors';
-import { shortId, uuidToken } from '@ziti/http-kit';
+import { type AuthOutcome, shortId, uuidToken } from '@ziti/http-kit';
 import type { AuthPolicy, LoginIdentity } from './auth-model.js';
 import { type JwtVerifier, extJwtChallenge, identityClaim } from './ext-jwt/jwt-verifier.js';
 import type { IdentityManager } from './identity-manager.js';
@@ -63,25 +63,6 @@ export interface LoginPrincipal {
 
 export const invalidAuth = () => ApiError.of('INVALID_AUTH');
 
-/**
- * What a login attempt came to, for the `authentication` events (OpenZiti's `AuthBundle` and
- * reason): the ids learnt before it succeeded or failed, and on failure why.
- */
-export interface AuthOutcome {
-  method: string;
-  success: boolean;
-  remoteAddress: string;
-  authenticatorId?: string;
-  identityId?: string;
-  authPolicyId?: string;
-  externalJwtSignerId?: string;
-  improperClientCertChain?: boolean;
-  /** The new API session (success). */
-  apiSessionId?: string;
-  /** Why it failed (never sent to the caller). */
-  reason?: string;
-}
-
 /** Told every login's outcome once it is decided; must not throw or wait. */
 export type AuthOutcomeListener = (outcome: AuthOutcome) => void;
 
@@ -105,10 +86,10 @@ export class Authenticator {
     private readonly verifier: JwtVerifier,
     private readonly factors: SecondaryFactorChecker,
     private readonly certs: CertLogin,
-    private readonly onOutcome?: AuthOutcomeListener,
   ) {}
 
-  async authenticate(input: AuthenticateInput): Promise<AuthenticateResult> {
+  /** `onOutcome` is told the attempt's outcome (the `authentication` event) once it is decided. */
+  async authenticate(input: AuthenticateInput, onOutcome?: AuthOutcomeListener): Promise<AuthenticateResult> {
     const method = input.method;
     if (method === undefined || method === '') throw ApiError.field('method', 'method in query is required');
     if (!(AUTH_METHODS as readonly string[]).includes(method)) {
@@ -116,7 +97,7 @@ export class Authenticator {
     }
     const bundle: AuthBundle = {};
     const tell = (success: boolean, extra: AuthBundle) =>
-      this.onOutcome?.({ method, success, remoteAddress: input.ipAddress, ...bundle, ...extra });
+      onOutcome?.({ method, success, remoteAddress: input.ipAddress, ...bundle, ...extra });
     try {
       const result = await this.login(method, input, bundle);
       tell(true, { apiSessionId: result.session.id, improperClientCertChain: result.session.improperClientCertChain });
