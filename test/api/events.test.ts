@@ -147,6 +147,7 @@ describe('OpenZiti-format event records', () => {
     const created = await api.createSession(serviceId);
     expectSuccess(created, 201);
     const sessionId = created.body.data.id as string;
+    expect(Object.keys(created.headers).filter((h) => h.startsWith('x-ziti-'))).toEqual([]);
     const c = await record('session created', (r) => r.namespace === 'session' && r.event_type === 'created' && r.id === sessionId);
     expect(c.subject).toBe(`${prefix()}.session`);
     expectHead(c.record, 'session');

@@ -319,7 +319,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     console: zac,
     clientAddress,
     loginGuard,
-    onAuthOutcome: events ? (outcome) => events?.authenticated(outcome) : undefined,
+    responseEvents: events,
     log,
   });
   if (zac) log(`admin console (ZAC) from ${deps.consoleDir} at https://${advertisedAddress}/zac/`);

@@ -36,8 +36,9 @@ export interface ServiceDeps {
   /** Seconds between re-checks of sessions created under posture checks (MFA timeouts); 0 = never. Default 5, the period of the controller's posture timeout enforcement (`PostureCache`). */
   postureSweepSeconds?: number;
   /**
-   * Publish `session.created|deleted` straight on the bus, without the outbox, for the gateway's
-   * OpenZiti-format event stream (best-effort). Default false: nothing is published.
+   * Events for the gateway's OpenZiti-format event stream: a create hands its session back to the
+   * gateway on the answer (`SESSION_CREATED_HEADER` of `@ziti/http-kit`), a delete publishes
+   * `session.deleted` straight on the bus, without the outbox (best-effort). Default false.
    */
   sessionEvents?: boolean;
   log?: (m: string) => void;
@@ -95,7 +96,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       closers.push(async () => clearInterval(timer));
     }
 
-    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates), outcomes: sessionOutcomes, ready });
+    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates, deps.sessionEvents), outcomes: sessionOutcomes, ready });
     const http = await listenHttp(app, deps.http.host, deps.http.port);
     closers.push(() => http.close());
     // No relay runs here (the context writes no events); the integrity fix drains a stray row with a one-off flush.

@@ -1,7 +1,7 @@
 import { type WriteStream, createWriteStream } from 'node:fs';
-import type { AuthOutcome } from '@ziti/http-kit';
+import type { AuthOutcome, SessionCreated } from '@ziti/http-kit';
 import type { Cache, EventBus, Subscription } from '@ziti/messaging';
-import { type Namespace, type OpenZitiRecord, type RecordSource, authenticationRecords, entityCountRecord, toRecords } from './openziti-records.js';
+import { type Namespace, type OpenZitiRecord, type RecordSource, authenticationRecords, entityCountRecord, sessionRecord, toRecords } from './openziti-records.js';
 
 /** The event stream's settings (`loadEventStreamConfig`). */
 export interface EventStreamConfig {
@@ -27,10 +27,11 @@ export interface EventStreamDeps extends EventStreamConfig {
 export const EVENT_STREAM_GROUP = 'gateway-event-stream';
 
 /**
- * The change events each namespace is made from, by source. `session.*` are published on the bus
- * directly by session (best-effort, no outbox); the others are outbox events. Logins publish
- * nothing: their `authentication` records, and the `apiSession` `created` of a success, come from
- * the outcome identity-auth hands back on the login's response (`authenticated`).
+ * The change events each namespace is made from, by source. `session.deleted` is published on the
+ * bus directly by session (best-effort, no outbox); the others are outbox events. The hot paths
+ * publish nothing: a login's `authentication` records (and the `apiSession` `created` of a
+ * success) and a session's `created` come from what identity-auth and session hand back on their
+ * answers (`authenticated`, `sessionCreated`).
  */
 const SOURCES: Record<Exclude<Namespace, 'entityCount'>, Record<string, string[]>> = {
   entityChange: {
@@ -41,7 +42,7 @@ const SOURCES: Record<Exclude<Namespace, 'entityCount'>, Record<string, string[]
   },
   apiSession: { 'identity-auth': ['api-session.deleted'] },
   authentication: {},
-  session: { session: ['session.created', 'session.deleted'] },
+  session: { session: ['session.deleted'] },
 };
 
 /** The (source, types) subscriptions the namespaces need, one per source. */
@@ -64,6 +65,8 @@ export const entityCountSlotKey = (slot: number) => `ziti:events:entity-count:${
 export interface RunningEventStream {
   /** A login's outcome, as the gateway saw it on identity-auth's answer. */
   authenticated(outcome: AuthOutcome): void;
+  /** A session created, as the gateway saw it on session's answer. */
+  sessionCreated(session: SessionCreated): void;
   /** Ends the subscriptions and the timer, then closes the file. */
   stop(): Promise<void>;
 }
@@ -149,6 +152,9 @@ export async function startEventStream(deps: EventStreamDeps): Promise<RunningEv
   return {
     authenticated: (outcome) => {
       for (const record of authenticationRecords(deps.source, new Date(), outcome)) emit(record);
+    },
+    sessionCreated: (session) => {
+      emit(sessionRecord({ event_src_id: deps.source.controllerId, timestamp: new Date().toISOString() }, 'created', { ...session }));
     },
     stop,
   };

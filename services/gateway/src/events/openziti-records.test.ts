@@ -1,6 +1,6 @@
 import type { ChangeEvent } from '@ziti/messaging';
 import { subscriptionsFor } from './event-stream.js';
-import { authenticationRecords, entityCountRecord, toRecords } from './openziti-records.js';
+import { authenticationRecords, entityCountRecord, sessionRecord, toRecords } from './openziti-records.js';
 
 /**
  * The shapes follow the JSON tags of openziti/ziti controller/event: EntityChangeEvent
@@ -167,13 +167,20 @@ describe('authentication and apiSession', () => {
 });
 
 describe('session and entityCount', () => {
-  it('session created and deleted', () => {
+  it('session created (handed back on the answer) and deleted (its event)', () => {
     const data = { sessionId: 's1', apiSessionId: 'as1', identityId: 'id1', serviceId: 'svc1', type: 'Bind' };
-    for (const action of ['created', 'deleted']) {
-      expect(toRecords(ev('session', `session.${action}`, data), src)).toEqual([
-        { ...head('session'), event_type: action, session_type: 'Bind', provider: 'legacy', id: 's1', api_session_id: 'as1', identity_id: 'id1', service_id: 'svc1' },
-      ]);
-    }
+    const record = (action: string) => ({
+      ...head('session'),
+      event_type: action,
+      session_type: 'Bind',
+      provider: 'legacy',
+      id: 's1',
+      api_session_id: 'as1',
+      identity_id: 'id1',
+      service_id: 'svc1',
+    });
+    expect(sessionRecord({ event_src_id: 'ctrl-1', timestamp: at }, 'created', data)).toEqual(record('created'));
+    expect(toRecords(ev('session', 'session.deleted', data), src)).toEqual([record('deleted')]);
   });
 
   it('entityCount: the counts, or the error', () => {
@@ -190,7 +197,7 @@ describe('session and entityCount', () => {
 describe('subscriptionsFor', () => {
   it('one subscription per source, only for the namespaces chosen', () => {
     expect(subscriptionsFor(['entityCount'])).toEqual([]);
-    expect(subscriptionsFor(['session'])).toEqual([['session', ['session.created', 'session.deleted']]]);
+    expect(subscriptionsFor(['session'])).toEqual([['session', ['session.deleted']]]);
     expect(subscriptionsFor(['authentication'])).toEqual([]);
     expect(subscriptionsFor(['apiSession', 'authentication', 'entityChange'])).toEqual([
       ['identity-auth', ['api-session.deleted', 'auth-policy.*', 'identity.*']],

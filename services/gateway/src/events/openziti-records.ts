@@ -51,22 +51,28 @@ export function toRecords(event: ChangeEvent, src: RecordSource): OpenZitiRecord
     case 'identity-auth/api-session':
       return action === 'deleted' ? [apiSession(head, 'deleted', d)] : [];
     case 'session/session':
-      return [
-        {
-          namespace: 'session',
-          ...head,
-          event_type: action,
-          session_type: str(d.type),
-          provider: 'legacy',
-          id: str(d.sessionId),
-          api_session_id: str(d.apiSessionId),
-          identity_id: str(d.identityId),
-          service_id: str(d.serviceId),
-        },
-      ];
+      return action === 'deleted' ? [sessionRecord(head, 'deleted', d)] : [];
     default:
       return [];
   }
+}
+
+/**
+ * `SessionEvent` of a legacy session. A delete comes from `session.deleted`; a create from what
+ * the session context hands the gateway on the `POST /sessions` answer. No `token` (omitempty).
+ */
+export function sessionRecord(head: { event_src_id: string; timestamp: string }, eventType: 'created' | 'deleted', d: Data): OpenZitiRecord {
+  return {
+    namespace: 'session',
+    ...head,
+    event_type: eventType,
+    session_type: str(d.type),
+    provider: 'legacy',
+    id: str(d.sessionId),
+    api_session_id: str(d.apiSessionId),
+    identity_id: str(d.identityId),
+    service_id: str(d.serviceId),
+  };
 }
 
 /** OpenZiti's `EntityCountEvent`: the counts `GET /summary` answers, or the error that prevented them. */

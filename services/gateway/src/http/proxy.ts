@@ -1,7 +1,7 @@
 import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError } from '@ziti/errors';
-import { AUTH_OUTCOME_HEADER, type HttpApp, INTERNAL_HEADER_PREFIX, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
+import { type HttpApp, INTERNAL_HEADER_PREFIX, RESPONSE_EVENT_HEADERS, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
 import { localHttpApp } from '@ziti/service-kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { replaceForwardedHeaders } from './client-address.js';
@@ -14,8 +14,8 @@ export interface ProxiedRequest extends IncomingMessage {
   zitiClientAddress?: string;
   /** The contract operation id, once the route matched (for the request metrics). */
   zitiOperation?: string;
-  /** A login's outcome (`AUTH_OUTCOME_HEADER`), taken off identity-auth's response. */
-  zitiAuthOutcome?: string;
+  /** The response events (`RESPONSE_EVENT_HEADERS`) taken off the context's answer, by header. */
+  zitiResponseEvents?: Record<string, string>;
 }
 
 /**
@@ -125,19 +125,23 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
   inner.complete = true;
   if (body) attachBufferedBody(inner, body);
   if (principal) attachPrincipal(inner, principal);
-  if (req.zitiOperation === 'authenticate') takeAuthOutcome(req, res);
+  if (RESPONSE_EVENT_OPERATIONS.has(req.zitiOperation ?? '')) takeResponseEvents(req, res);
   app(inner, res);
 }
 
-/** Takes a login's outcome header off the response as its headers are written (as the proxy does). */
-function takeAuthOutcome(req: ProxiedRequest, res: ServerResponse): void {
+/** The operations whose answers may carry response events (`RESPONSE_EVENT_HEADERS`). */
+export const RESPONSE_EVENT_OPERATIONS: ReadonlySet<string> = new Set(['authenticate', 'createSession']);
+
+/** Takes the response event headers off the answer as its headers are written (as the proxy does). */
+function takeResponseEvents(req: ProxiedRequest, res: ServerResponse): void {
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     res.writeHead = writeHead;
-    const outcome = res.getHeader(AUTH_OUTCOME_HEADER);
-    if (outcome !== undefined) {
-      req.zitiAuthOutcome = String(outcome);
-      res.removeHeader(AUTH_OUTCOME_HEADER);
+    for (const name of RESPONSE_EVENT_HEADERS) {
+      const value = res.getHeader(name);
+      if (value === undefined) continue;
+      (req.zitiResponseEvents ??= {})[name] = String(value);
+      res.removeHeader(name);
     }
     return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
   } as typeof res.writeHead;
@@ -181,8 +185,10 @@ export function createUpstreamProxy(
         if (body.length > 0) proxyReq.write(body);
       },
       proxyRes: (proxyRes: IncomingMessage, req: ProxiedRequest) => {
-        const outcome = proxyRes.headers[AUTH_OUTCOME_HEADER];
-        if (typeof outcome === 'string') req.zitiAuthOutcome = outcome;
+        for (const name of RESPONSE_EVENT_HEADERS) {
+          const value = proxyRes.headers[name];
+          if (typeof value === 'string') (req.zitiResponseEvents ??= {})[name] = value;
+        }
         for (const name of Object.keys(proxyRes.headers)) {
           if (name.startsWith(INTERNAL_HEADER_PREFIX)) delete proxyRes.headers[name];
         }

@@ -1,5 +1,5 @@
 import { dataEnvelope, emptyEnvelope } from '@ziti/errors';
-import { AUTH_OUTCOME_HEADER, type AuthOutcome, type Handler, type HandlerContext, clientCertChainOf, encodeAuthOutcome } from '@ziti/http-kit';
+import { AUTH_OUTCOME_HEADER, type AuthOutcome, type Handler, type HandlerContext, clientCertChainOf, encodeResponseEvent } from '@ziti/http-kit';
 import type { ApiSessionManager } from '../domain/api-session-manager.js';
 import type { Authenticator } from '../domain/authenticator.js';
 import type { MfaManager } from '../domain/mfa/mfa-manager.js';
@@ -42,7 +42,7 @@ export function authenticateHandlers(
     async authenticate(ctx) {
       const body = (ctx.body ?? {}) as AuthenticateBody;
       const method = queryString(ctx, 'method');
-      const tell = outcomes ? (o: AuthOutcome) => ctx.res.setHeader(AUTH_OUTCOME_HEADER, encodeAuthOutcome(o)) : undefined;
+      const tell = outcomes ? (o: AuthOutcome) => ctx.res.setHeader(AUTH_OUTCOME_HEADER, encodeResponseEvent(o)) : undefined;
       const { session, state, challenge, identity, secondary } = await auth.authenticate(
         {
           method,

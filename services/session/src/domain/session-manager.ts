@@ -76,8 +76,9 @@ export class SessionManager {
    * Otherwise: invisible service → 404; type not permitted → 400 (ServiceId); failing
    * posture → 409 INVALID_POSTURE (the refusal is recorded for failed-service-requests); no edge
    * router shared by the identity's and the service's policies → 400 NO_EDGE_ROUTERS_AVAILABLE.
+   * `onCreated` is told the session when this call stored it (not when it returned one again).
    */
-  async create(caller: Caller, input: CreateSessionInput): Promise<Session> {
+  async create(caller: Caller, input: CreateSessionInput, onCreated?: (session: Session) => void): Promise<Session> {
     const type = (input.type ?? 'Dial') as SessionType;
     if (type !== 'Dial' && type !== 'Bind') throw ApiError.field('type', 'type in body should be one of [Dial Bind]', input.type);
     const serviceId = input.serviceId ?? '';
@@ -130,6 +131,7 @@ export class SessionManager {
       updatedAt: now,
     });
     this.recent.add(key);
+    if (session.id === id) onCreated?.(session);
     return session;
   }
 

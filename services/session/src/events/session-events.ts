@@ -6,22 +6,20 @@ import type { SessionStore } from '../domain/ports.js';
 export const EVENT_SOURCE = 'session';
 
 /**
- * `session.created` / `session.deleted` `{ sessionId, apiSessionId, identityId, serviceId, type }`,
- * for the gateway's OpenZiti-format event stream (`session` records). Example:
- * `{ "type": "session.created", "source": "session", "data": { "sessionId": "cm3x…",
+ * `session.deleted` `{ sessionId, apiSessionId, identityId, serviceId, type }`, for the gateway's
+ * OpenZiti-format event stream (`session` records). Example:
+ * `{ "type": "session.deleted", "source": "session", "data": { "sessionId": "cm3x…",
  *    "apiSessionId": "Xy3.kLm9-", "identityId": "a1b2c3d4e", "serviceId": "s1", "type": "Dial" } }`
- * No token travels.
+ * No token travels. (A create is handed to the gateway on its answer instead: see `sessionHandlers`.)
  */
 export function sessionEventData(s: SessionKey): Record<string, unknown> {
   return { sessionId: s.id, apiSessionId: s.apiSessionId, identityId: s.identityId, serviceId: s.serviceId, type: s.type };
 }
 
 /**
- * The store, publishing a session's creation and every removal straight on the bus (best-effort,
- * not through the outbox: a session create is a hot path and OpenZiti's session events are
- * best-effort too). Only a row the insert made is `created`; a delete publishes the rows it
- * removed, so a repeated delete (a redelivered event) publishes nothing. Nothing waits for the
- * publish; a failure is logged.
+ * The store, publishing every removal straight on the bus (best-effort, not through the outbox, as
+ * OpenZiti's session events are best-effort): a delete publishes the rows it removed, so a repeated
+ * delete (a redelivered event) publishes nothing. Nothing waits for the publish; a failure is logged.
  */
 export class PublishingSessionStore implements SessionStore {
   constructor(
@@ -30,10 +28,8 @@ export class PublishingSessionStore implements SessionStore {
     private readonly log: (m: string) => void,
   ) {}
 
-  async insertOrGet(session: Session): Promise<Session> {
-    const stored = await this.store.insertOrGet(session);
-    if (stored.id === session.id) this.publish('session.created', [stored]);
-    return stored;
+  insertOrGet(session: Session): Promise<Session> {
+    return this.store.insertOrGet(session);
   }
 
   deleteById(id: string): Promise<SessionKey[]> {
@@ -82,13 +78,11 @@ export class PublishingSessionStore implements SessionStore {
 
   private async deleted(removal: Promise<SessionKey[]>): Promise<SessionKey[]> {
     const gone = await removal;
-    this.publish('session.deleted', gone);
-    return gone;
-  }
-
-  private publish(type: 'session.created' | 'session.deleted', sessions: readonly SessionKey[]): void {
-    for (const s of sessions) {
-      this.bus.publish(newChangeEvent(EVENT_SOURCE, type, sessionEventData(s))).catch((err: Error) => this.log(`${type} event not published: ${err.message}`));
+    for (const s of gone) {
+      this.bus
+        .publish(newChangeEvent(EVENT_SOURCE, 'session.deleted', sessionEventData(s)))
+        .catch((err: Error) => this.log(`session.deleted event not published: ${err.message}`));
     }
+    return gone;
   }
 }
