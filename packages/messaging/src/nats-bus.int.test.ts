@@ -200,14 +200,17 @@ describe('NATS JetStream bus', () => {
     expect((await jsm.streams.info(stream)).state.messages).toBe(before);
   });
 
-  it('narrows a stream of an earlier version that captured <prefix>.>', async () => {
+  it('leaves a stream of an earlier version (<prefix>.>) as it is, and works on it', async () => {
     const oldStream = `${stream}_OLD`;
     const oldPrefix = `test.messaging-old.${run}`;
     await jsm.streams.add({ name: oldStream, subjects: [`${oldPrefix}.>`] });
     try {
       const b = await bus({ stream: oldStream, subjectPrefix: oldPrefix });
+      await b.publish(ev('src-old', 'identity.created'));
       await b.close();
-      expect((await jsm.streams.info(oldStream)).config.subjects).toEqual([`${oldPrefix}.*.>`]);
+      const info = await jsm.streams.info(oldStream);
+      expect(info.config.subjects).toEqual([`${oldPrefix}.>`]);
+      expect(info.state.messages).toBe(1);
     } finally {
       await jsm.streams.delete(oldStream);
     }

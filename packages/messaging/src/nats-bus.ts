@@ -63,8 +63,8 @@ const DURABLE_PREFETCH = 8;
  *
  * - Connects and ensures the stream exists: subjects `<prefix>.*.>` (every `<source>.<type>`),
  *   file storage, limits retention (max age 24 h), duplicate window 2 min. An existing stream is
- *   reused; the prefix's subject is added to it when missing (replacing the `<prefix>.>` of
- *   earlier versions).
+ *   reused; the prefix's subject is added to it when it captures neither that nor `<prefix>.>`
+ *   (the subject of earlier versions, kept: such a stream also stores the records).
  * - `publishRecord(name, …)` is a core publish on `<prefix>.<name>`: not stored, best-effort.
  * - `publish` sends `<prefix>.<source>.<type>` (e.g. `ziti.events.identity-auth.identity.deleted`)
  *   with `Nats-Msg-Id` = `event.id`, so a re-publish within the window is dropped by the server.
@@ -104,9 +104,11 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<EventBus> {
 
 async function ensureStream(jsm: JetStreamManager, name: string, prefix: string, maxAgeMs: number): Promise<void> {
   // Events always have a source and a type (two tokens at least); one-token subjects under the
-  // prefix are the plain records of `publishRecord`, which the stream must not capture.
+  // prefix are the plain records of `publishRecord`, which a new stream does not capture. A stream
+  // of an earlier version (`<prefix>.>`) is left as it is: replicas of that version would add
+  // `<prefix>.>` again, which NATS refuses next to `<prefix>.*.>` (overlap), and fail to start.
   const subject = `${prefix}.*.>`;
-  const older = `${prefix}.>`;
+  const covering = [subject, `${prefix}.>`];
   for (let attempt = 0; ; attempt++) {
     const info = await jsm.streams.info(name).catch((err) => {
       if (isNotFound(err)) return null;
@@ -114,10 +116,8 @@ async function ensureStream(jsm: JetStreamManager, name: string, prefix: string,
     });
     if (info) {
       const subjects = info.config.subjects ?? [];
-      if (!subjects.includes(subject) || subjects.includes(older)) {
-        // A stream made by an earlier version captured `<prefix>.>`: narrowed (its events all match).
-        const kept = subjects.filter((s) => s !== older && s !== subject);
-        await jsm.streams.update(name, { ...info.config, subjects: [...kept, subject] });
+      if (!subjects.some((s) => covering.includes(s))) {
+        await jsm.streams.update(name, { ...info.config, subjects: [...subjects, subject] });
       }
       return;
     }

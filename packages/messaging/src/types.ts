@@ -40,9 +40,9 @@ export interface EventBus {
    */
   subscribeBroadcast(source: string | '*', types: string[], handler: EventHandler): Promise<Subscription>;
   /**
-   * Best-effort fan-out of a record to outside listeners, not stored and never redelivered: on
-   * NATS a plain (core) publish of `record` as JSON on `<prefix>.<name>` (one token, so it lies
-   * outside the stream's `<prefix>.*.>` and `nats sub '<prefix>.*'` sees only these records).
+   * Best-effort fan-out of a record to outside listeners, never redelivered: on NATS a plain
+   * (core) publish of `record` as JSON on `<prefix>.<name>` (one token: outside the `<prefix>.*.>`
+   * of a stream this version created, and `nats sub '<prefix>.*'` sees only these records).
    * Returns at once; a failure is logged. The in-process bus has no outside listeners: it drops it.
    */
   publishRecord(name: string, record: object): void;
