@@ -57,6 +57,8 @@ export async function startTestController(extra: Partial<ControllerOptions> = {}
     adminUsername: admin.username,
     adminPassword: admin.password,
     internalSecret: randomBytes(32).toString('hex'),
+    // No OpenZiti-format event stream unless a test asks for one (events.test.ts).
+    events: null,
     log: (m) => {
       logs.push(m);
       if (process.env.ZITI_TEST_LOG === '1') console.log(`[controller] ${m}`);

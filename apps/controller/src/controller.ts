@@ -92,6 +92,13 @@ export interface ControllerOptions {
    * given to the gateway and identity-auth alike. Default `ZITI_INSTANCE_ID`, else the host name.
    */
   instanceId?: string;
+  /**
+   * The OpenZiti-format event stream (namespaces, JSON-lines file, entity count interval). Default
+   * from the environment (`ZITI_EVENTS`, `ZITI_EVENTS_FILE`, `ZITI_EVENTS_ENTITY_COUNT_INTERVAL`,
+   * `loadEventStreamConfig` of `@ziti/gateway`); null: none. Records go to NATS (with `natsUrl`)
+   * and to the file; with neither nothing could read them, so the stream does not run.
+   */
+  events?: gateway.EventStreamConfig | null;
   log?: (m: string) => void;
 }
 
@@ -126,6 +133,9 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   const lock = opts.databaseUrl ? undefined : lockDataDir(dataDir);
   const adminUsername = opts.adminUsername || 'admin';
   const instanceId = opts.instanceId || process.env.ZITI_INSTANCE_ID?.trim() || hostname();
+  const eventConfig = opts.events === undefined ? gateway.loadEventStreamConfig(process.env) : opts.events;
+  const events = eventConfig && (opts.natsUrl || eventConfig.file) ? eventConfig : undefined;
+  const emits = (...names: gateway.EventNamespace[]) => names.some((n) => events?.namespaces.includes(n) === true);
 
   // Everything started so far, stopped in reverse order (on stop() and on a failed start).
   const started: { name: string; stop: () => Promise<unknown> }[] = [];
@@ -191,6 +201,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
         totpIssuer: opts.totpIssuer,
         outboundAllowPrivate: opts.outboundAllowPrivate,
         instanceId,
+        authenticationEvents: emits('authentication', 'apiSession'),
       }),
     ];
     started.push(running[0]);
@@ -198,7 +209,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     // gRPC addresses between contexts, resolved when first used (a context may start before the one it calls).
     const grpcOf = (name: string) => () => running.find((s) => s.name === name)?.grpcAddress;
     const extras: Record<string, Record<string, unknown>> = {
-      session: { policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment') },
+      session: { policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), sessionEvents: emits('session') },
       posture: { policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') },
       policy: { pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth') },
       'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey },
@@ -228,6 +239,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       consoleDir: opts.zacDir,
       shutdownGraceMs: opts.shutdownGraceMs,
       instanceId,
+      events,
       ...opts.guards,
       log,
     });

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadGuardConfig } from '@ziti/gateway';
+import { loadEventStreamConfig, loadGuardConfig } from '@ziti/gateway';
 import { metricsPort } from '@ziti/metrics';
 import { boolEnv, guardProcess, intEnv, lifecycleConfig, onShutdown } from '@ziti/service-kit';
 import { DataDirInUseError, servicePortsFromEnv, startController } from './controller.js';
@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     pkiKey: env.ZITI_PKI_KEY || undefined,
     outboundAllowPrivate: boolEnv(env, 'ZITI_OUTBOUND_ALLOW_PRIVATE', false),
     guards: loadGuardConfig(env),
+    events: loadEventStreamConfig(env) ?? null,
     dependencyWaitMs: lifecycle.dependencyWaitMs,
     shutdownGraceMs: lifecycle.shutdownGraceMs,
     log,

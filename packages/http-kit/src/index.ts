@@ -53,3 +53,13 @@ export {
 } from './principal-cache.js';
 export { DEFAULT_SHUTDOWN_GRACE_SECONDS, beginProcessShutdown, processShuttingDown, setShutdownGraceMs, shutdownGraceMs } from './lifecycle.js';
 export { type Drain, createDrain, sendUnavailable } from './drain.js';
+export {
+  type AuthOutcome,
+  type SessionCreated,
+  AUTH_OUTCOME_HEADER,
+  RESPONSE_EVENT_HEADERS,
+  SESSION_CREATED_HEADER,
+  decodeAuthOutcome,
+  decodeSessionCreated,
+  encodeResponseEvent,
+} from './response-events.js';

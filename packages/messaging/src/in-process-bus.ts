@@ -150,6 +150,10 @@ class InProcessBus implements InProcessEventBus {
     while (this.busy()) await new Promise((r) => setTimeout(r, 2));
   }
 
+  publishRecord(): void {
+    // Nothing outside this process can subscribe.
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

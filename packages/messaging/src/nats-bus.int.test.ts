@@ -55,7 +55,7 @@ describe('NATS JetStream bus', () => {
   it('creates the stream with the expected configuration', async () => {
     await bus();
     const info = await jsm.streams.info(stream);
-    expect(info.config.subjects).toEqual([`${prefix}.>`]);
+    expect(info.config.subjects).toEqual([`${prefix}.*.>`]);
     expect(info.config.storage).toBe('file');
     expect(info.config.retention).toBe('limits');
     expect(info.config.duplicate_window).toBe(120 * 1e9);
@@ -186,5 +186,33 @@ describe('NATS JetStream bus', () => {
     const b = await bus();
     await b.close();
     await expect(b.publish(ev('src-closed', 'x'))).rejects.toThrow(/closed/);
+  });
+
+  it('publishes records as plain NATS messages on <prefix>.<name>, which the stream does not store', async () => {
+    const b = await bus();
+    const sub = nc.subscribe(`${prefix}.*`, { max: 1 });
+    await nc.flush();
+    const before = (await jsm.streams.info(stream)).state.messages;
+    b.publishRecord('entityChange', { namespace: 'entityChange', eventId: 'e1' });
+    let got: { subject: string; body: unknown } | undefined;
+    for await (const m of sub) got = { subject: m.subject, body: m.json() };
+    expect(got).toEqual({ subject: `${prefix}.entityChange`, body: { namespace: 'entityChange', eventId: 'e1' } });
+    expect((await jsm.streams.info(stream)).state.messages).toBe(before);
+  });
+
+  it('leaves a stream of an earlier version (<prefix>.>) as it is, and works on it', async () => {
+    const oldStream = `${stream}_OLD`;
+    const oldPrefix = `test.messaging-old.${run}`;
+    await jsm.streams.add({ name: oldStream, subjects: [`${oldPrefix}.>`] });
+    try {
+      const b = await bus({ stream: oldStream, subjectPrefix: oldPrefix });
+      await b.publish(ev('src-old', 'identity.created'));
+      await b.close();
+      const info = await jsm.streams.info(oldStream);
+      expect(info.config.subjects).toEqual([`${oldPrefix}.>`]);
+      expect(info.state.messages).toBe(1);
+    } finally {
+      await jsm.streams.delete(oldStream);
+    }
   });
 });

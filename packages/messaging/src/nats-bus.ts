@@ -17,6 +17,7 @@ import { natsConsumerPending } from '@ziti/metrics';
 import { consumed } from './consumed.js';
 import {
   assertPublishable,
+  assertSource,
   backoffMs,
   compileFilter,
   defaultLog,
@@ -60,9 +61,11 @@ const DURABLE_PREFETCH = 8;
 /**
  * The NATS JetStream event bus.
  *
- * - Connects and ensures the stream exists: subjects `<prefix>.>`, file storage, limits retention
- *   (max age 24 h), duplicate window 2 min. An existing stream is reused; the prefix's subject is
- *   added to it when missing.
+ * - Connects and ensures the stream exists: subjects `<prefix>.*.>` (every `<source>.<type>`),
+ *   file storage, limits retention (max age 24 h), duplicate window 2 min. An existing stream is
+ *   reused; the prefix's subject is added to it when it captures neither that nor `<prefix>.>`
+ *   (the subject of earlier versions, kept: such a stream also stores the records).
+ * - `publishRecord(name, …)` is a core publish on `<prefix>.<name>`: not stored, best-effort.
  * - `publish` sends `<prefix>.<source>.<type>` (e.g. `ziti.events.identity-auth.identity.deleted`)
  *   with `Nats-Msg-Id` = `event.id`, so a re-publish within the window is dropped by the server.
  * - `subscribeDurable(group, …)` uses a durable pull consumer named `<group>__<source|all>__<hash
@@ -100,15 +103,21 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<EventBus> {
 }
 
 async function ensureStream(jsm: JetStreamManager, name: string, prefix: string, maxAgeMs: number): Promise<void> {
-  const subject = `${prefix}.>`;
+  // Events always have a source and a type (two tokens at least); one-token subjects under the
+  // prefix are the plain records of `publishRecord`, which a new stream does not capture. A stream
+  // of an earlier version (`<prefix>.>`) is left as it is: replicas of that version would add
+  // `<prefix>.>` again, which NATS refuses next to `<prefix>.*.>` (overlap), and fail to start.
+  const subject = `${prefix}.*.>`;
+  const covering = [subject, `${prefix}.>`];
   for (let attempt = 0; ; attempt++) {
     const info = await jsm.streams.info(name).catch((err) => {
       if (isNotFound(err)) return null;
       throw err;
     });
     if (info) {
-      if (!info.config.subjects?.includes(subject)) {
-        await jsm.streams.update(name, { ...info.config, subjects: [...(info.config.subjects ?? []), subject] });
+      const subjects = info.config.subjects ?? [];
+      if (!subjects.some((s) => covering.includes(s))) {
+        await jsm.streams.update(name, { ...info.config, subjects: [...subjects, subject] });
       }
       return;
     }
@@ -169,6 +178,16 @@ class NatsBus implements EventBus {
       msgID: event.id,
       expect: { streamName: this.cfg.stream },
     });
+  }
+
+  publishRecord(name: string, record: object): void {
+    if (this.closed) return;
+    try {
+      assertSource(name, false);
+      this.nc.publish(`${this.cfg.prefix}.${name}`, JSON.stringify(record));
+    } catch (err) {
+      this.cfg.log(`publishing a ${name} record failed`, err);
+    }
   }
 
   async subscribeDurable(group: string, source: string, types: string[], handler: EventHandler): Promise<Subscription> {

@@ -43,6 +43,7 @@ function countingBus(inner: EventBus, failFirst = 0) {
     },
     subscribeDurable: (...a) => inner.subscribeDurable(...a),
     subscribeBroadcast: (...a) => inner.subscribeBroadcast(...a),
+    publishRecord: (...a) => inner.publishRecord(...a),
     close: () => inner.close(),
   };
   return { bus, calls, order };

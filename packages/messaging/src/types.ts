@@ -39,6 +39,13 @@ export interface EventBus {
    * older ones). Used by gateways to drop cached principals.
    */
   subscribeBroadcast(source: string | '*', types: string[], handler: EventHandler): Promise<Subscription>;
+  /**
+   * Best-effort fan-out of a record to outside listeners, never redelivered: on NATS a plain
+   * (core) publish of `record` as JSON on `<prefix>.<name>` (one token: outside the `<prefix>.*.>`
+   * of a stream this version created, and `nats sub '<prefix>.*'` sees only these records).
+   * Returns at once; a failure is logged. The in-process bus has no outside listeners: it drops it.
+   */
+  publishRecord(name: string, record: object): void;
   close(): Promise<void>;
 }
 

@@ -6,6 +6,7 @@ export {
   DEFAULT_DEPENDENCY_WAIT_SECONDS,
   type LifecycleConfig,
   boolEnv,
+  eventNamespacesEnabled,
   guardProcess,
   intEnv,
   lifecycleConfig,

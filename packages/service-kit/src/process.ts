@@ -183,3 +183,15 @@ export function intEnv(env: NodeJS.ProcessEnv, key: string, fallback: number, mi
   if (!Number.isInteger(n) || n < min || n > max) throw new Error(`configuration: ${key} must be an integer in ${min}..${max}, got "${raw}"`);
   return n;
 }
+
+/**
+ * Whether `ZITI_EVENTS` (the namespaces of the OpenZiti-format event stream the gateway emits;
+ * unset = all, `none` = no stream) names any of `namespaces`: a context publishes the events only
+ * that stream reads (logins, sessions) only while it is wanted. The gateway validates the list.
+ */
+export function eventNamespacesEnabled(env: NodeJS.ProcessEnv, namespaces: readonly string[]): boolean {
+  const raw = env.ZITI_EVENTS?.trim();
+  if (!raw) return true;
+  const named = raw.split(',').map((s) => s.trim());
+  return namespaces.some((ns) => named.includes(ns));
+}

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { loadConfig } from './config.js';
+import { loadConfig, loadEventStreamConfig } from './config.js';
 
 describe('loadConfig', () => {
   it('applies the defaults', () => {
@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       trustedProxyHeader: 'x-forwarded-for',
       authRateLimiter: { enabled: true, minSize: 5, maxSize: 250 },
       loginFailureLimits: { perUsername: 10, perAddress: 30, windowSeconds: 60 },
+      events: { namespaces: ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount'], file: undefined, entityCountIntervalMs: 300_000 },
     });
   });
 
@@ -85,5 +86,28 @@ describe('loadConfig', () => {
     [{ ZITI_INTERNAL_SECRET: 'x', ZITI_LOGIN_FAILURE_WINDOW_SECONDS: '0' }, 'ZITI_LOGIN_FAILURE_WINDOW_SECONDS'],
   ])('fails fast naming the key (%j)', (env, key) => {
     expect(() => loadConfig(env)).toThrow(key);
+  });
+});
+
+describe('loadEventStreamConfig', () => {
+  it('reads the namespaces, the file and the interval', () => {
+    expect(loadEventStreamConfig({ ZITI_EVENTS: ' session , entityCount', ZITI_EVENTS_FILE: 'events.jsonl', ZITI_EVENTS_ENTITY_COUNT_INTERVAL: '30s' })).toEqual({
+      namespaces: ['session', 'entityCount'],
+      file: resolve('events.jsonl'),
+      entityCountIntervalMs: 30_000,
+    });
+    expect(loadEventStreamConfig({ ZITI_EVENTS_ENTITY_COUNT_INTERVAL: '1.5h' })?.entityCountIntervalMs).toBe(5_400_000);
+  });
+
+  it('none: no stream', () => {
+    expect(loadEventStreamConfig({ ZITI_EVENTS: 'none' })).toBeUndefined();
+  });
+
+  it.each([
+    [{ ZITI_EVENTS: 'entityChange,circuit' }, 'ZITI_EVENTS'],
+    [{ ZITI_EVENTS_ENTITY_COUNT_INTERVAL: '500ms' }, 'ZITI_EVENTS_ENTITY_COUNT_INTERVAL'],
+    [{ ZITI_EVENTS_ENTITY_COUNT_INTERVAL: '5 minutes' }, 'ZITI_EVENTS_ENTITY_COUNT_INTERVAL'],
+  ])('fails fast naming the key (%j)', (env, key) => {
+    expect(() => loadEventStreamConfig(env)).toThrow(key);
   });
 });

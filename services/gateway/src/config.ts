@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { boolEnv, intEnv, requireEnv } from '@ziti/service-kit';
+import type { EventStreamConfig } from './events/event-stream.js';
+import { NAMESPACES, type Namespace } from './events/openziti-records.js';
 import { AddressSet, type ForwardedHeader } from './http/client-address.js';
 import { AUTH_RATE_LIMITER_BOUNDS, AUTH_RATE_LIMITER_DEFAULTS, type AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
 import { LOGIN_LIMIT_DEFAULTS, type LoginLimitOptions } from './limits/login-failures.js';
@@ -40,6 +42,8 @@ export interface GatewayConfig extends GatewayGuardConfig {
   revision: string;
   /** A ZAC build served at `/zac/` (`ZITI_ZAC_DIR`); none by default. */
   consoleDir?: string;
+  /** The OpenZiti-format event stream; undefined when `ZITI_EVENTS=none`. */
+  events?: EventStreamConfig;
 }
 
 function url(env: NodeJS.ProcessEnv, key: string, fallback?: string): string | undefined {
@@ -100,6 +104,39 @@ export function loadGuardConfig(env: NodeJS.ProcessEnv): GatewayGuardConfig {
   };
 }
 
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * Reads the OpenZiti-format event stream's settings (part of {@link loadConfig}; the all-in-one
+ * controller reads them the same way), failing fast with the offending key's name.
+ *
+ * | Key | Default |
+ * |---|---|
+ * | `ZITI_EVENTS` | every namespace: `entityChange,apiSession,session,authentication,entityCount` (comma list; `none`: no stream) |
+ * | `ZITI_EVENTS_FILE` | none (a JSON-lines file the records are appended to) |
+ * | `ZITI_EVENTS_ENTITY_COUNT_INTERVAL` | `5m` (a number with `ms`, `s`, `m` or `h`; at least 1 s) |
+ */
+export function loadEventStreamConfig(env: NodeJS.ProcessEnv): EventStreamConfig | undefined {
+  const raw = env.ZITI_EVENTS?.trim() || NAMESPACES.join(',');
+  if (raw.toLowerCase() === 'none') return undefined;
+  const namespaces = new Set<Namespace>();
+  for (const name of raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0)) {
+    if (!(NAMESPACES as readonly string[]).includes(name)) {
+      throw new Error(`ZITI_EVENTS: unknown namespace "${name}" (known: ${NAMESPACES.join(', ')}, or none)`);
+    }
+    namespaces.add(name as Namespace);
+  }
+  const interval = env.ZITI_EVENTS_ENTITY_COUNT_INTERVAL?.trim() || '5m';
+  const m = DURATION.exec(interval);
+  const intervalMs = m ? Math.round(Number(m[1]) * UNIT_MS[m[2]!]!) : NaN;
+  if (!(intervalMs >= 1000)) {
+    throw new Error(`ZITI_EVENTS_ENTITY_COUNT_INTERVAL must be a duration of at least 1s (e.g. 30s, 5m), got "${interval}"`);
+  }
+  const file = env.ZITI_EVENTS_FILE?.trim();
+  return { namespaces: [...namespaces], file: file ? resolve(file) : undefined, entityCountIntervalMs: intervalMs };
+}
+
 /**
  * Reads the gateway's configuration, failing fast with the name of the offending key.
  *
@@ -120,6 +157,7 @@ export function loadGuardConfig(env: NodeJS.ProcessEnv): GatewayGuardConfig {
  * | `ZITI_REVISION` | `local` |
  * | `ZITI_ZAC_DIR` | none (a directory holding a ZAC build, served at `/zac/`) |
  * | guards | see {@link loadGuardConfig} |
+ * | event stream | see {@link loadEventStreamConfig} |
  */
 export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   const advertised = env.ZITI_CTRL_ADVERTISED_ADDRESS?.trim();
@@ -154,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     instanceId: env.ZITI_INSTANCE_ID?.trim() || undefined,
     revision: env.ZITI_REVISION?.trim() || 'local',
     consoleDir: env.ZITI_ZAC_DIR?.trim() ? resolve(env.ZITI_ZAC_DIR.trim()) : undefined,
+    events: loadEventStreamConfig(env),
     ...loadGuardConfig(env),
   };
 }

@@ -1,5 +1,7 @@
 export { SERVICE_NAME, type GatewayDeps, type RunningGateway, type UpstreamOwner, startGateway } from './service.js';
-export { type GatewayConfig, type GatewayGuardConfig, loadConfig, loadGuardConfig } from './config.js';
+export { type GatewayConfig, type GatewayGuardConfig, loadConfig, loadEventStreamConfig, loadGuardConfig } from './config.js';
+export type { EventStreamConfig } from './events/event-stream.js';
+export { NAMESPACES as EVENT_NAMESPACES, type Namespace as EventNamespace } from './events/openziti-records.js';
 export type { ForwardedHeader } from './http/client-address.js';
 export type { AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
 export type { LoginLimitOptions } from './limits/login-failures.js';

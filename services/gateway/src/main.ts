@@ -52,6 +52,7 @@ async function main(): Promise<void> {
     authRateLimiter: config.authRateLimiter,
     loginFailureLimits: config.loginFailureLimits,
     consoleDir: config.consoleDir,
+    events: config.events,
     // pki-enrollment (the TLS credentials) is waited for as long as the other dependencies.
     pkiWaitMs: lifecycle.dependencyWaitMs,
     shutdownGraceMs: lifecycle.shutdownGraceMs,

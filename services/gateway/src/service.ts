@@ -10,6 +10,7 @@ import type { Cache, EventBus } from '@ziti/messaging';
 import { Authenticator } from './auth/authenticator.js';
 import { grpcSessionResolver } from './auth/session-resolver.js';
 import { subscribeCacheInvalidation } from './events/cache-invalidation.js';
+import { type EventStreamConfig, type RunningEventStream, startEventStream } from './events/event-stream.js';
 import { createGatewayApp } from './http/app.js';
 import { informationalHandlers } from './http/informational.js';
 import { type UpstreamHandler, createUpstreamProxy } from './http/proxy.js';
@@ -24,7 +25,7 @@ import { type IntegrityPeer, grpcIntegrityPeer } from './integrity/peers.js';
 import { IntegrityRunner } from './integrity/runner.js';
 import { type RemotePki, type TlsCredentials, remotePki } from './pki/remote.js';
 import { loadOrCreatePki, requiredSans } from './pki/store.js';
-import { createSnapshotter, defaultSnapshotDir, maintenanceClients, snapshotHandler, summaryHandler } from './maintenance/index.js';
+import { countEntities, createSnapshotter, defaultSnapshotDir, maintenanceClients, snapshotHandler, summaryHandler } from './maintenance/index.js';
 
 export const SERVICE_NAME = 'gateway';
 
@@ -111,6 +112,11 @@ export interface GatewayDeps {
    * public listener. Without it `/zac/` is 404. A directory that cannot be read fails the start.
    */
   consoleDir?: string;
+  /**
+   * The OpenZiti-format event stream (`ZITI_EVENTS*`, `loadEventStreamConfig`): records on
+   * `<bus prefix>.<namespace>` (NATS) and in `file`, made once per cluster. Default none.
+   */
+  events?: EventStreamConfig;
   /** How long in-flight requests may run once `stop()` began; default `ZITI_SHUTDOWN_GRACE_SECONDS` (`shutdownGraceMs` of `@ziti/http-kit`). */
   shutdownGraceMs?: number;
   log?: (m: string) => void;
@@ -271,6 +277,28 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const instanceId = deps.instanceId ?? hostname();
   const maintenance = maintenanceClients(deps.contextGrpc ?? {});
   closers.push(maintenance.close);
+  let events: RunningEventStream | undefined;
+  if (deps.events) {
+    try {
+      events = await startEventStream({
+        ...deps.events,
+        bus: deps.bus,
+        sharedCache: deps.sharedCache ?? deps.cache,
+        source: { controllerId: instanceId, version },
+        countEntities: () => countEntities(maintenance.clients),
+        log,
+      });
+    } catch (err) {
+      server.close();
+      if (refresh) clearInterval(refresh);
+      remote?.close();
+      await subscription.stop();
+      resolver.close();
+      closers.forEach((c) => c());
+      throw err;
+    }
+    log(`event stream: ${deps.events.namespaces.join(', ')}${deps.events.file ? ` (also to ${deps.events.file})` : ''}`);
+  }
   handle = createGatewayApp({
     instanceId,
     version,
@@ -291,6 +319,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     console: zac,
     clientAddress,
     loginGuard,
+    responseEvents: events,
     log,
   });
   if (zac) log(`admin console (ZAC) from ${deps.consoleDir} at https://${advertisedAddress}/zac/`);
@@ -309,6 +338,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         await integrity.stop();
         if (refresh) clearInterval(refresh);
         remote?.close();
+        await events?.stop();
         await subscription.stop().catch((err: Error) => log(`unsubscribe failed: ${err.message}`));
         resolver.close();
         closers.forEach((c) => c());

@@ -1,4 +1,4 @@
-import { boolEnv, intEnv, requireEnv } from '@ziti/service-kit';
+import { boolEnv, eventNamespacesEnabled, intEnv, requireEnv } from '@ziti/service-kit';
 
 /** Configuration of the standalone process (`main.ts`), read from the environment. */
 export interface Config {
@@ -30,6 +30,8 @@ export interface Config {
   outboundAllowPrivate: boolean;
   /** This controller's id (ZITI_INSTANCE_ID, default the host name), as the gateway's `GET /controllers` lists it. */
   instanceId?: string;
+  /** Logins publish `authentication.*` for the gateway's event stream (`ZITI_EVENTS` names `authentication` or `apiSession`; default yes). */
+  authenticationEvents: boolean;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -50,6 +52,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...(env.ZITI_MFA_SECRET ? { secretsKey: env.ZITI_MFA_SECRET } : {}),
     ...(env.ZITI_TOTP_ISSUER ? { totpIssuer: env.ZITI_TOTP_ISSUER } : {}),
     outboundAllowPrivate: boolEnv(env, 'ZITI_OUTBOUND_ALLOW_PRIVATE', false),
+    authenticationEvents: eventNamespacesEnabled(env, ['authentication', 'apiSession']),
     ...(env.ZITI_INSTANCE_ID?.trim() ? { instanceId: env.ZITI_INSTANCE_ID.trim() } : {}),
   };
 }

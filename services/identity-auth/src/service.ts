@@ -104,6 +104,12 @@ export interface IdentityAuthDeps {
    * setting; the all-in-one controller passes one value to both.
    */
   instanceId?: string;
+  /**
+   * Tell the gateway each login's outcome on its response (`AUTH_OUTCOME_HEADER` of
+   * `@ziti/http-kit`), for the `authentication` records of its OpenZiti-format event stream.
+   * Default false.
+   */
+  authenticationEvents?: boolean;
   log?: (msg: string) => void;
 }
 
@@ -179,7 +185,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
       ready,
       outcomes: identityAuthOutcomes,
       handlers: {
-        ...authenticateHandlers(authenticator, sessions, mfa, deps.internalSecret),
+        ...authenticateHandlers(authenticator, sessions, mfa, deps.internalSecret, deps.authenticationEvents),
         ...currentHandlers(sessions, identities),
         ...identityHandlers(identities, new RoleAttributeQueries(uow.repos, policy)),
         ...identityTypeHandlers(uow.repos.identityTypes),

@@ -1,4 +1,4 @@
-import { intEnv, requireEnv } from '@ziti/service-kit';
+import { eventNamespacesEnabled, intEnv, requireEnv } from '@ziti/service-kit';
 
 /** Configuration of the standalone process (`main.ts`), read from the environment. */
 export interface Config {
@@ -16,6 +16,8 @@ export interface Config {
   poolSize: number;
   /** SESSION_POSTURE_SWEEP_SECONDS (default 5; 0 = off): re-check of sessions created under posture checks. */
   postureSweepSeconds: number;
+  /** Session creates and deletes publish `session.*` for the gateway's event stream (`ZITI_EVENTS` names `session`; default yes). */
+  sessionEvents: boolean;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -32,5 +34,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC || '127.0.0.1:18202',
     poolSize: intEnv(env, 'SESSION_DB_POOL_SIZE', 10),
     postureSweepSeconds: intEnv(env, 'SESSION_POSTURE_SWEEP_SECONDS', 5, 0),
+    sessionEvents: eventNamespacesEnabled(env, ['session']),
   };
 }

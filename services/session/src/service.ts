@@ -13,6 +13,7 @@ import { sessionIntegrity } from './grpc/integrity.js';
 import { sessionHandlers } from './http/sessions.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { ServiceUpdateRepository, SessionRepository } from './store/session-repo.js';
+import { PublishingSessionStore } from './events/session-events.js';
 
 export type { Address };
 
@@ -34,6 +35,12 @@ export interface ServiceDeps {
   poolSize?: number;
   /** Seconds between re-checks of sessions created under posture checks (MFA timeouts); 0 = never. Default 5, the period of the controller's posture timeout enforcement (`PostureCache`). */
   postureSweepSeconds?: number;
+  /**
+   * Events for the gateway's OpenZiti-format event stream: a create hands its session back to the
+   * gateway on the answer (`SESSION_CREATED_HEADER` of `@ziti/http-kit`), a delete publishes
+   * `session.deleted` straight on the bus, without the outbox (best-effort). Default false.
+   */
+  sessionEvents?: boolean;
   log?: (m: string) => void;
 }
 
@@ -67,7 +74,9 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       posture.close();
       keys.close();
     });
-    const sessions = new SessionManager(new SessionRepository(pool), policy, posture, signingKeySigner(keys), log);
+    const repository = new SessionRepository(pool);
+    const store = deps.sessionEvents ? new PublishingSessionStore(repository, deps.bus, log) : repository;
+    const sessions = new SessionManager(store, policy, posture, signingKeySigner(keys), log);
     const updates = new ServiceUpdates(new ServiceUpdateRepository(pool));
     const subscriptions = await subscribeAll(deps.bus, sessions, updates, log);
     closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));
@@ -87,7 +96,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       closers.push(async () => clearInterval(timer));
     }
 
-    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates), outcomes: sessionOutcomes, ready });
+    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates, deps.sessionEvents), outcomes: sessionOutcomes, ready });
     const http = await listenHttp(app, deps.http.host, deps.http.port);
     closers.push(() => http.close());
     // No relay runs here (the context writes no events); the integrity fix drains a stray row with a one-off flush.

@@ -4,7 +4,13 @@ import type { EdgeApiName, Owner } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
 import { observeHttpRequest } from '@ziti/metrics';
 import {
+  AUTH_OUTCOME_HEADER,
+  type AuthOutcome,
   CLIENT_CERT_HEADER,
+  SESSION_CREATED_HEADER,
+  type SessionCreated,
+  decodeAuthOutcome,
+  decodeSessionCreated,
   type HttpApp,
   type PrincipalTrace,
   activeTrace,
@@ -26,7 +32,13 @@ import type { ConsoleHandler } from './console.js';
 import { answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders } from './headers.js';
 import type { LocalHandler } from './informational.js';
 import { normalisePath, splitUrl } from './paths.js';
-import { type ProxiedRequest, type UpstreamHandler, noUpstreamError } from './proxy.js';
+import { type ProxiedRequest, RESPONSE_EVENT_OPERATIONS, type UpstreamHandler, noUpstreamError } from './proxy.js';
+
+/** Where the events contexts hand back on their answers go. */
+export interface ResponseEventSink {
+  authenticated(outcome: AuthOutcome): void;
+  sessionCreated(session: SessionCreated): void;
+}
 import type { LoginGuard } from '../limits/login-guard.js';
 
 /** Probes on the public listener, outside both APIs' namespace (never aliased). */
@@ -50,6 +62,8 @@ export interface GatewayAppOptions {
   clientAddress?: (req: IncomingMessage) => string;
   /** Login and enrollment limits, applied just before a request goes to its context (`limits/login-guard.ts`). */
   loginGuard?: LoginGuard;
+  /** Told the events a context handed back on its answer (`RESPONSE_EVENT_HEADERS`) once it is sent: the event stream. */
+  responseEvents?: ResponseEventSink;
   /** The admin console (ZAC) at `/zac/` (`http/console.ts`), when a build is configured; without it those paths are 404 as any unknown path. */
   console?: ConsoleHandler;
   /** Where the log lines of traced identities' requests go (`PUT /identities/{id}/trace`). */
@@ -147,6 +161,15 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
       if (chain.length > 0) req.headers[CLIENT_CERT_HEADER] = signClientCertChain(opts.internalSecret, chain, requestId);
     }
     req.zitiBody = body;
+    const sink = opts.responseEvents;
+    if (sink && RESPONSE_EVENT_OPERATIONS.has(route.operationId)) {
+      res.once('close', () => {
+        const outcome = decodeAuthOutcome(req.zitiResponseEvents?.[AUTH_OUTCOME_HEADER]);
+        if (outcome) sink.authenticated(outcome);
+        const session = decodeSessionCreated(req.zitiResponseEvents?.[SESSION_CREATED_HEADER]);
+        if (session) sink.sessionCreated(session);
+      });
+    }
     proxy(req, res, principal);
   }
 

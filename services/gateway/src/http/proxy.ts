@@ -1,7 +1,7 @@
 import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError } from '@ziti/errors';
-import { type HttpApp, INTERNAL_HEADER_PREFIX, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
+import { type HttpApp, INTERNAL_HEADER_PREFIX, RESPONSE_EVENT_HEADERS, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
 import { localHttpApp } from '@ziti/service-kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { replaceForwardedHeaders } from './client-address.js';
@@ -14,6 +14,8 @@ export interface ProxiedRequest extends IncomingMessage {
   zitiClientAddress?: string;
   /** The contract operation id, once the route matched (for the request metrics). */
   zitiOperation?: string;
+  /** The response events (`RESPONSE_EVENT_HEADERS`) taken off the context's answer, by header. */
+  zitiResponseEvents?: Record<string, string>;
 }
 
 /**
@@ -123,7 +125,26 @@ export function dispatchLocal(app: HttpApp, req: ProxiedRequest, res: ServerResp
   inner.complete = true;
   if (body) attachBufferedBody(inner, body);
   if (principal) attachPrincipal(inner, principal);
+  if (RESPONSE_EVENT_OPERATIONS.has(req.zitiOperation ?? '')) takeResponseEvents(req, res);
   app(inner, res);
+}
+
+/** The operations whose answers may carry response events (`RESPONSE_EVENT_HEADERS`). */
+export const RESPONSE_EVENT_OPERATIONS: ReadonlySet<string> = new Set(['authenticate', 'createSession']);
+
+/** Takes the response event headers off the answer as its headers are written (as the proxy does). */
+function takeResponseEvents(req: ProxiedRequest, res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    res.writeHead = writeHead;
+    for (const name of RESPONSE_EVENT_HEADERS) {
+      const value = res.getHeader(name);
+      if (value === undefined) continue;
+      (req.zitiResponseEvents ??= {})[name] = String(value);
+      res.removeHeader(name);
+    }
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as typeof res.writeHead;
 }
 
 /**
@@ -163,7 +184,11 @@ export function createUpstreamProxy(
         proxyReq.setHeader('content-length', String(body.length));
         if (body.length > 0) proxyReq.write(body);
       },
-      proxyRes: (proxyRes: IncomingMessage) => {
+      proxyRes: (proxyRes: IncomingMessage, req: ProxiedRequest) => {
+        for (const name of RESPONSE_EVENT_HEADERS) {
+          const value = proxyRes.headers[name];
+          if (typeof value === 'string') (req.zitiResponseEvents ??= {})[name] = value;
+        }
         for (const name of Object.keys(proxyRes.headers)) {
           if (name.startsWith(INTERNAL_HEADER_PREFIX)) delete proxyRes.headers[name];
         }

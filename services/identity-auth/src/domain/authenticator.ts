@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/errors';
-import { shortId, uuidToken } from '@ziti/http-kit';
+import { type AuthOutcome, shortId, uuidToken } from '@ziti/http-kit';
 import type { AuthPolicy, LoginIdentity } from './auth-model.js';
 import { type JwtVerifier, extJwtChallenge, identityClaim } from './ext-jwt/jwt-verifier.js';
 import type { IdentityManager } from './identity-manager.js';
@@ -63,6 +63,18 @@ export interface LoginPrincipal {
 
 export const invalidAuth = () => ApiError.of('INVALID_AUTH');
 
+/** Told every login's outcome once it is decided; must not throw or wait. */
+export type AuthOutcomeListener = (outcome: AuthOutcome) => void;
+
+/** The outcome's ids as a login learns them. */
+type AuthBundle = Omit<AuthOutcome, 'method' | 'success' | 'remoteAddress'>;
+
+/** `invalidAuth()`, noting the reason for the event. */
+function refuse(bundle: AuthBundle, reason: string): ApiError {
+  bundle.reason = reason;
+  return invalidAuth();
+}
+
 /**
  * `POST /authenticate` (§2.2): `password` (updb, with lockout), `cert` (the TLS client
  * certificate, see CertLogin) and `ext-jwt` (external JWT as `Authorization: Bearer`).
@@ -76,22 +88,40 @@ export class Authenticator {
     private readonly certs: CertLogin,
   ) {}
 
-  async authenticate(input: AuthenticateInput): Promise<AuthenticateResult> {
+  /** `onOutcome` is told the attempt's outcome (the `authentication` event) once it is decided. */
+  async authenticate(input: AuthenticateInput, onOutcome?: AuthOutcomeListener): Promise<AuthenticateResult> {
     const method = input.method;
     if (method === undefined || method === '') throw ApiError.field('method', 'method in query is required');
     if (!(AUTH_METHODS as readonly string[]).includes(method)) {
       throw ApiError.field('method', `method in query should be one of [${AUTH_METHODS.join(' ')}]`, method);
     }
+    const bundle: AuthBundle = {};
+    const tell = (success: boolean, extra: AuthBundle) =>
+      onOutcome?.({ method, success, remoteAddress: input.ipAddress, ...bundle, ...extra });
+    try {
+      const result = await this.login(method, input, bundle);
+      tell(true, { apiSessionId: result.session.id, improperClientCertChain: result.session.improperClientCertChain });
+      return result;
+    } catch (err) {
+      tell(false, { reason: bundle.reason ?? (err instanceof ApiError ? err.code : 'internal error') });
+      throw err;
+    }
+  }
+
+  private async login(method: string, input: AuthenticateInput, bundle: AuthBundle): Promise<AuthenticateResult> {
     let who: LoginPrincipal;
     if (method === 'password') {
+      if (!input.username || !input.password) bundle.reason = 'username and password fields are required';
       if (!input.username) throw ApiError.field('username', 'username in body is required');
       if (!input.password) throw ApiError.field('password', 'password in body is required');
-      who = await this.verifyUpdb(input.username, input.password);
+      who = await this.verifyUpdb(input.username, input.password, bundle);
     } else if (method === 'ext-jwt') {
-      who = await this.verifyExtJwt(input.bearerTokens);
+      who = await this.verifyExtJwt(input.bearerTokens, bundle);
     } else {
       who = await this.certs.verify(input.clientCertChain ?? []);
     }
+    // An ext-jwt login names its signer, not an authenticator (as OpenZiti's event).
+    Object.assign(bundle, { identityId: who.identity.id, authPolicyId: who.policy.id, ...(method === 'ext-jwt' ? {} : { authenticatorId: who.authenticatorId }) });
     const secondary: SecondaryFactors = {
       requireTotp: who.policy.secondaryRequireTotp,
       requiredExtJwtSigner: who.policy.secondaryRequiredExtJwtSigner,
@@ -102,21 +132,23 @@ export class Authenticator {
     return { session, state, identity: who.identity, secondary, ...(challenge ? { challenge } : {}) };
   }
 
-  private async verifyUpdb(username: string, password: string): Promise<LoginPrincipal> {
+  private async verifyUpdb(username: string, password: string, bundle: AuthBundle): Promise<LoginPrincipal> {
     const login = await this.uow.repos.authenticators.findUpdbLogin(username);
     if (!login) {
       // Same Argon2 work as a real check: the timing must not reveal unknown usernames.
       await verifyPassword(password, DUMMY_CREDENTIAL);
-      throw invalidAuth();
+      throw refuse(bundle, 'could not authenticate, authenticator lookup returned nil');
     }
-    const ok = await verifyPassword(password, login);
     const { policy, identity } = login;
+    Object.assign(bundle, { authenticatorId: login.authenticatorId, identityId: identity.id, authPolicyId: policy.id });
+    const ok = await verifyPassword(password, login);
     const disabled = isDisabled(identity);
     if (!ok) {
       if (!disabled && policy.primaryUpdbMaxAttempts > 0) await this.countFailure(login.authenticatorId, identity.id, policy);
-      throw invalidAuth();
+      throw refuse(bundle, 'could not authenticate, password does not match');
     }
-    if (disabled || !policy.primaryUpdbAllowed) throw invalidAuth();
+    if (disabled) throw refuse(bundle, 'identity is disabled');
+    if (!policy.primaryUpdbAllowed) throw refuse(bundle, `auth policy does not allow updb authentication, authPolicyId: ${policy.id}`);
     if (identity.disabled) await this.identities.enableExpired(); // a lockout that ran out: clear it everywhere
     if (login.failedAttempts > 0) await this.uow.repos.authenticators.setFailedAttempts(login.authenticatorId, 0);
     return { identity, authenticatorId: login.authenticatorId, policy, mfaVerified: login.mfaVerified };
@@ -134,19 +166,35 @@ export class Authenticator {
    * The first bearer token that verifies against an enabled signer names the identity (by id, or by
    * `externalId` when the signer says so); the identity's auth policy must allow ext-jwt and that signer.
    */
-  private async verifyExtJwt(tokens: string[]): Promise<LoginPrincipal> {
+  private async verifyExtJwt(tokens: string[], bundle: AuthBundle): Promise<LoginPrincipal> {
     const repos = this.uow.repos;
     const signers = await repos.signers.enabled();
-    if (signers.length === 0) throw ApiError.of('UNAUTHORIZED');
+    if (signers.length === 0) {
+      bundle.reason = 'no enabled external jwt signers';
+      throw ApiError.of('UNAUTHORIZED');
+    }
     const r = await this.verifier.verifyAny(tokens, signers);
-    if (!r.ok) throw ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': extJwtChallenge('primary', r.error, signers) } });
+    if (!r.ok) {
+      bundle.reason = `no token verified: ${r.error}`;
+      throw ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': extJwtChallenge('primary', r.error, signers) } });
+    }
+    bundle.externalJwtSignerId = r.signer.id;
     const claim = identityClaim(r.claims, r.signer.claimsProperty);
-    if (!claim) throw ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': extJwtChallenge('primary', 'invalid', signers) } });
+    if (!claim) {
+      bundle.reason = 'the token names no identity';
+      throw ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': extJwtChallenge('primary', 'invalid', signers) } });
+    }
     const identity = r.signer.useExternalId ? await repos.identities.findByExternalId(claim) : await repos.identities.findById(claim);
-    if (!identity || isDisabled(identity)) throw invalidAuth();
+    if (!identity) throw refuse(bundle, 'identity not found');
+    bundle.identityId = identity.id;
+    if (isDisabled(identity)) throw refuse(bundle, 'identity is disabled');
     const policy = await repos.authPolicies.findById(identity.authPolicyId);
-    if (!policy || !policy.primaryExtJwtAllowed) throw invalidAuth();
-    if (policy.primaryExtJwtAllowedSigners.length > 0 && !policy.primaryExtJwtAllowedSigners.includes(r.signer.id)) throw invalidAuth();
+    if (!policy) throw refuse(bundle, 'auth policy look up returned nil');
+    bundle.authPolicyId = policy.id;
+    if (!policy.primaryExtJwtAllowed) throw refuse(bundle, `auth policy does not allow ext-jwt authentication, authPolicyId: ${policy.id}`);
+    if (policy.primaryExtJwtAllowedSigners.length > 0 && !policy.primaryExtJwtAllowedSigners.includes(r.signer.id)) {
+      throw refuse(bundle, 'auth policy does not allow this external jwt signer');
+    }
     const mfa = await repos.mfas.findByIdentity(identity.id);
     return { identity, authenticatorId: r.signer.id, policy, mfaVerified: mfa?.isVerified === true };
   }

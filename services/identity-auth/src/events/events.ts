@@ -48,9 +48,10 @@ function identityData(p: IdentityProjection, tokens: readonly string[], deleted:
  *   changed; `oidc` is its stored lists (`redirectUris`, `postLogoutUris`, those set), null once
  *   deleted. An OIDC provider recomputes its effective settings from it.
  *
- * A login publishes nothing: no other context caches or projects a session before it changes or
- * ends (a gateway that has not seen a token asks `ResolveApiSession`), so an event per new session
- * would cost every login an outbox row, its mark and a publish, for no reader.
+ * A login writes no outbox event: no other context caches or projects a session before it changes
+ * or ends (a gateway that has not seen a token asks `ResolveApiSession`), so an event per new
+ * session would cost every login an outbox row, its mark and a publish. Only while the event
+ * stream wants them, logins publish `authentication.*` straight on the bus (`authentication.ts`).
  */
 export function toChangeEvent(e: DomainEvent): ChangeEvent<Record<string, unknown>> {
   switch (e.type) {

@@ -1,5 +1,5 @@
 import { dataEnvelope, emptyEnvelope } from '@ziti/errors';
-import { type Handler, type HandlerContext, clientCertChainOf } from '@ziti/http-kit';
+import { AUTH_OUTCOME_HEADER, type AuthOutcome, type Handler, type HandlerContext, clientCertChainOf, encodeResponseEvent } from '@ziti/http-kit';
 import type { ApiSessionManager } from '../domain/api-session-manager.js';
 import type { Authenticator } from '../domain/authenticator.js';
 import type { MfaManager } from '../domain/mfa/mfa-manager.js';
@@ -27,18 +27,32 @@ export function clientIp(ctx: HandlerContext): string {
 /** Set once per flag (extend, key roll) of a certificate session: the header can appear twice (§9.9). */
 export const EXTEND_REQUESTED_HEADER = 'ziti-authenticator-extend-requested';
 
-export function authenticateHandlers(auth: Authenticator, sessions: ApiSessionManager, mfa: MfaManager, internalSecret: string): Record<string, Handler> {
+/**
+ * `outcomes`: each login's outcome goes back to the gateway on its response (internal header,
+ * never passed to the caller), for the event stream's `authentication` records.
+ */
+export function authenticateHandlers(
+  auth: Authenticator,
+  sessions: ApiSessionManager,
+  mfa: MfaManager,
+  internalSecret: string,
+  outcomes = false,
+): Record<string, Handler> {
   return {
     async authenticate(ctx) {
       const body = (ctx.body ?? {}) as AuthenticateBody;
       const method = queryString(ctx, 'method');
-      const { session, state, challenge, identity, secondary } = await auth.authenticate({
-        method,
-        ...body,
-        ipAddress: clientIp(ctx),
-        bearerTokens: requestBearerTokens(ctx),
-        ...(method === 'cert' ? { clientCertChain: clientCertChainOf(ctx.req, internalSecret) } : {}),
-      });
+      const tell = outcomes ? (o: AuthOutcome) => ctx.res.setHeader(AUTH_OUTCOME_HEADER, encodeResponseEvent(o)) : undefined;
+      const { session, state, challenge, identity, secondary } = await auth.authenticate(
+        {
+          method,
+          ...body,
+          ipAddress: clientIp(ctx),
+          bearerTokens: requestBearerTokens(ctx),
+          ...(method === 'cert' ? { clientCertChain: clientCertChainOf(ctx.req, internalSecret) } : {}),
+        },
+        tell,
+      );
       await sessions.remember(session, identity, state, secondary);
       const flags = [session.isCertExtendRequested, session.isCertKeyRollRequested].filter(Boolean).map(() => 'true');
       if (flags.length > 0) ctx.res.setHeader(EXTEND_REQUESTED_HEADER, flags);

@@ -34,6 +34,9 @@ export interface Session {
   updatedAt: Date;
 }
 
+/** What names a session in its events: the rows a delete removed. */
+export type SessionKey = Pick<Session, 'id' | 'apiSessionId' | 'identityId' | 'serviceId' | 'type'>;
+
 /** What the policy context answers about (identity, service) (proto `ServiceAccess`). */
 export interface ServiceAccess {
   visible: boolean;

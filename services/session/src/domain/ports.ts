@@ -1,4 +1,4 @@
-import type { ListRequest, Page, PostureCheckResult, ServiceAccess, Session, SessionType } from './model.js';
+import type { ListRequest, Page, PostureCheckResult, ServiceAccess, Session, SessionKey, SessionType } from './model.js';
 
 /** Persistence of sessions (Postgres, schema `session`). */
 export interface SessionStore {
@@ -8,12 +8,13 @@ export interface SessionStore {
   insertOrGet(session: Session): Promise<Session>;
   /** `identityId` restricts the list to that identity's sessions. */
   list(req: ListRequest, identityId?: string): Promise<Page<Session>>;
-  deleteById(id: string): Promise<boolean>;
-  deleteByApiSession(apiSessionId: string): Promise<number>;
-  deleteByIdentity(identityId: string): Promise<number>;
-  deleteByService(serviceId: string): Promise<number>;
+  /** Each delete answers the sessions it removed (none when they were gone already). */
+  deleteById(id: string): Promise<SessionKey[]>;
+  deleteByApiSession(apiSessionId: string): Promise<SessionKey[]>;
+  deleteByIdentity(identityId: string): Promise<SessionKey[]>;
+  deleteByService(serviceId: string): Promise<SessionKey[]>;
   /** `type` undefined = both types. */
-  deleteByIdentityAndService(identityId: string, serviceId: string, type?: SessionType): Promise<number>;
+  deleteByIdentityAndService(identityId: string, serviceId: string, type?: SessionType): Promise<SessionKey[]>;
   /** Identities having sessions created under posture checks (for the periodic posture re-check). */
   identitiesWithPostureSessions(): Promise<string[]>;
   /**

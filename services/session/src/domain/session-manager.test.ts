@@ -27,9 +27,9 @@ class MemoryStore implements Partial<SessionStore> {
     return s;
   }
   async deleteById(id: string) {
-    const before = this.rows.length;
+    const gone = this.rows.filter((r) => r.id === id);
     this.rows = this.rows.filter((r) => r.id !== id);
-    return this.rows.length < before;
+    return gone;
   }
   async identitiesWithPostureSessions() {
     return [...new Set(this.rows.filter((r) => r.postureCheckIds.length > 0).map((r) => r.identityId))];

@@ -76,8 +76,9 @@ export class SessionManager {
    * Otherwise: invisible service → 404; type not permitted → 400 (ServiceId); failing
    * posture → 409 INVALID_POSTURE (the refusal is recorded for failed-service-requests); no edge
    * router shared by the identity's and the service's policies → 400 NO_EDGE_ROUTERS_AVAILABLE.
+   * `onCreated` is told the session when this call stored it (not when it returned one again).
    */
-  async create(caller: Caller, input: CreateSessionInput): Promise<Session> {
+  async create(caller: Caller, input: CreateSessionInput, onCreated?: (session: Session) => void): Promise<Session> {
     const type = (input.type ?? 'Dial') as SessionType;
     if (type !== 'Dial' && type !== 'Bind') throw ApiError.field('type', 'type in body should be one of [Dial Bind]', input.type);
     const serviceId = input.serviceId ?? '';
@@ -130,6 +131,7 @@ export class SessionManager {
       updatedAt: now,
     });
     this.recent.add(key);
+    if (session.id === id) onCreated?.(session);
     return session;
   }
 
@@ -147,25 +149,25 @@ export class SessionManager {
 
   async delete(caller: Caller, id: string, anyForAdmin: boolean): Promise<void> {
     await this.detail(caller, id, anyForAdmin);
-    if (!(await this.store.deleteById(id))) throw ApiError.notFound();
+    if ((await this.store.deleteById(id)).length === 0) throw ApiError.notFound();
   }
 
   // ---- access lost (event consumers): each is idempotent
 
-  apiSessionEnded(apiSessionId: string): Promise<number> {
-    return this.store.deleteByApiSession(apiSessionId);
+  async apiSessionEnded(apiSessionId: string): Promise<number> {
+    return (await this.store.deleteByApiSession(apiSessionId)).length;
   }
 
-  identityGone(identityId: string): Promise<number> {
-    return this.store.deleteByIdentity(identityId);
+  async identityGone(identityId: string): Promise<number> {
+    return (await this.store.deleteByIdentity(identityId)).length;
   }
 
-  serviceGone(serviceId: string): Promise<number> {
-    return this.store.deleteByService(serviceId);
+  async serviceGone(serviceId: string): Promise<number> {
+    return (await this.store.deleteByService(serviceId)).length;
   }
 
-  serviceAccessLost(identityId: string, serviceId: string, type?: SessionType): Promise<number> {
-    return this.store.deleteByIdentityAndService(identityId, serviceId, type);
+  async serviceAccessLost(identityId: string, serviceId: string, type?: SessionType): Promise<number> {
+    return (await this.store.deleteByIdentityAndService(identityId, serviceId, type)).length;
   }
 
   /**
@@ -189,7 +191,7 @@ export class SessionManager {
         const results = ids.length > 0 ? await this.posture.evaluate(s.identityId, s.apiSessionId, ids) : [];
         keep = decidePosture(a, s.type, results).passed;
       }
-      if (!keep && (await this.store.deleteById(s.id))) deleted += 1;
+      if (!keep) deleted += (await this.store.deleteById(s.id)).length;
     }
     return deleted;
   }

@@ -1,6 +1,6 @@
 import { dataEnvelope, emptyEnvelope, formatTimestamp, listEnvelope } from '@ziti/errors';
-import type { Handler, HandlerContext } from '@ziti/http-kit';
-import type { Caller, ListRequest } from '../domain/model.js';
+import { type Handler, type HandlerContext, SESSION_CREATED_HEADER, encodeResponseEvent } from '@ziti/http-kit';
+import type { Caller, ListRequest, Session } from '../domain/model.js';
 import type { ServiceUpdates } from '../domain/service-updates.js';
 import type { SessionManager } from '../domain/session-manager.js';
 import { sessionDetail } from './views.js';
@@ -27,11 +27,22 @@ export function caller(ctx: HandlerContext): Caller {
   };
 }
 
-/** `/sessions` on both APIs and client `/current-api-session/service-updates`. */
-export function sessionHandlers(sessions: SessionManager, updates: ServiceUpdates): Record<string, Handler> {
+/**
+ * `/sessions` on both APIs and client `/current-api-session/service-updates`. With `createdEvents`,
+ * a create hands the session it stored back to the gateway on its answer (internal header, for the
+ * event stream's `session` records; never passed to the caller).
+ */
+export function sessionHandlers(sessions: SessionManager, updates: ServiceUpdates, createdEvents = false): Record<string, Handler> {
   return {
     async createSession(ctx) {
-      const s = await sessions.create(caller(ctx), ctx.body ?? {});
+      const tell = createdEvents
+        ? (s: Session) =>
+            ctx.res.setHeader(
+              SESSION_CREATED_HEADER,
+              encodeResponseEvent({ sessionId: s.id, apiSessionId: s.apiSessionId, identityId: s.identityId, serviceId: s.serviceId, type: s.type }),
+            )
+        : undefined;
+      const s = await sessions.create(caller(ctx), ctx.body ?? {}, tell);
       return { status: 201, body: dataEnvelope(sessionDetail(s)) };
     },
     async listSessions(ctx) {

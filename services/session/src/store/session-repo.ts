@@ -1,7 +1,7 @@
 import { batched, prepared } from '@ziti/db-kit';
 import { type EntityQuerySchema, type QuerySymbol, compileListQuery, filterableFields } from '@ziti/http-kit';
 import type { Pool } from 'pg';
-import type { ListRequest, Page, Session, SessionEdgeRouter, SessionType } from '../domain/model.js';
+import type { ListRequest, Page, Session, SessionEdgeRouter, SessionKey, SessionType } from '../domain/model.js';
 import type { ServiceUpdateStore, SessionStore } from '../domain/ports.js';
 
 const col = (type: 'string' | 'datetime', column: string): QuerySymbol => ({ kind: 'scalar', type, sql: (a) => `${a}."${column}"` });
@@ -164,28 +164,32 @@ export class SessionRepository implements SessionStore {
     };
   }
 
-  private async deleteWhere(where: string, params: unknown[]): Promise<number> {
-    const r = await this.pool.query(`DELETE FROM "sessions" WHERE ${where}`, params);
-    return r.rowCount ?? 0;
+  private async deleteWhere(where: string, params: unknown[]): Promise<SessionKey[]> {
+    const r = await this.pool.query<SessionKey>(
+      `DELETE FROM "sessions" WHERE ${where}
+       RETURNING "id", "api_session_id" AS "apiSessionId", "identity_id" AS "identityId", "service_id" AS "serviceId", "type"`,
+      params,
+    );
+    return r.rows;
   }
 
-  async deleteById(id: string): Promise<boolean> {
-    return (await this.deleteWhere('"id" = $1', [id])) > 0;
+  deleteById(id: string): Promise<SessionKey[]> {
+    return this.deleteWhere('"id" = $1', [id]);
   }
 
-  deleteByApiSession(apiSessionId: string): Promise<number> {
+  deleteByApiSession(apiSessionId: string): Promise<SessionKey[]> {
     return this.deleteWhere('"api_session_id" = $1', [apiSessionId]);
   }
 
-  deleteByIdentity(identityId: string): Promise<number> {
+  deleteByIdentity(identityId: string): Promise<SessionKey[]> {
     return this.deleteWhere('"identity_id" = $1', [identityId]);
   }
 
-  deleteByService(serviceId: string): Promise<number> {
+  deleteByService(serviceId: string): Promise<SessionKey[]> {
     return this.deleteWhere('"service_id" = $1', [serviceId]);
   }
 
-  deleteByIdentityAndService(identityId: string, serviceId: string, type?: SessionType): Promise<number> {
+  deleteByIdentityAndService(identityId: string, serviceId: string, type?: SessionType): Promise<SessionKey[]> {
     return type
       ? this.deleteWhere('"identity_id" = $1 AND "service_id" = $2 AND "type" = $3', [identityId, serviceId, type])
       : this.deleteWhere('"identity_id" = $1 AND "service_id" = $2', [identityId, serviceId]);
