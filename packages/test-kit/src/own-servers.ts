@@ -30,16 +30,25 @@ export interface OwnServer {
 const PG_BIN = process.env.ZITI_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const START_TIMEOUT_MS = 30_000;
 
-/** A loopback port nobody listens on at this instant. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+/** Ports this process handed out: a port closed again is not handed out twice (the kernel may pick it again). */
+const handedOut = new Set<number>();
+
+/** A loopback port nobody listens on at this instant, and not one this process handed out before. */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 function accepting(port: number): Promise<boolean> {
@@ -80,11 +89,33 @@ async function waitForExit(pids: number[], what: string): Promise<void> {
   }
 }
 
-/** Server processes still running when the test process exits are killed, so none outlives its run. */
+/**
+ * Server processes still running when the test process ends are killed, so none outlives its run:
+ * on exit, and on SIGINT/SIGTERM (after which the signal takes its usual course).
+ */
 const leftovers = new Set<() => void>();
-process.once('exit', () => {
-  for (const kill of leftovers) kill();
-});
+let hooked = false;
+function killLeftovers(): void {
+  for (const kill of leftovers) {
+    try {
+      kill();
+    } catch {
+      // Already gone.
+    }
+  }
+  leftovers.clear();
+}
+function hookExit(): void {
+  if (hooked) return;
+  hooked = true;
+  process.once('exit', killLeftovers);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      killLeftovers();
+      process.kill(process.pid, signal);
+    });
+  }
+}
 
 /**
  * A server that is one child process (NATS, Redis): `args` start it on `port`; its output is
@@ -106,6 +137,7 @@ async function childServer(what: string, url: string, port: number, dir: string,
     started.once('exit', () => {
       if (child === started) child = undefined;
     });
+    hookExit();
     leftovers.add(killNow);
     await waitForPort(port, true, what);
   };
@@ -192,6 +224,7 @@ export async function startOwnPostgres(): Promise<OwnServer> {
   };
   const start = async () => {
     await pg('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', '-t', String(START_TIMEOUT_MS / 1000), 'start']);
+    hookExit();
     leftovers.add(killNow);
   };
   const stop = async () => {
