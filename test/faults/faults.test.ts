@@ -59,6 +59,7 @@ afterAll(async () => {
     `Fault-injection run of ${new Date().toISOString()}: ${RATE} requests/s over 2 gateways, bound ${REQUEST_BOUND_MS / 1000} s,`,
     `recovery = first run of ${RECOVERY_RUN} consecutive 2xx after the dependency is back; setup took ${(setupMs / 1000).toFixed(0)} s,`,
     `the whole run ${((Date.now() - setupStarted) / 1000).toFixed(0)} s. Load t=0 at ${load ? new Date(load.started).toISOString() : '-'} (process logs: last-run-logs/).`,
+    "`load lag`: the worst event-loop delay of the load's own process in the window (its latencies include it).",
     '',
     table(rows),
     '',
@@ -98,7 +99,7 @@ async function runFault(fault: Fault): Promise<string[]> {
   await sleep(Math.max(0, back + AFTER_MS - load.now()));
   const window: FaultWindow = { name: fault.name, start, back, end: load.now(), killedGateway: fault.killedGateway };
   windows.push(window);
-  const stats = windowStats(load.samples, window);
+  const stats = windowStats(load.samples, window, load.loopDelays);
   const ms = (v?: number) => (v === undefined ? `not within ${EVENT_BOUND_MS / 1000} s` : `${(v / 1000).toFixed(1)} s`);
   stats.event = grant.granted
     ? `service-updates ${ms(delivery.serviceUpdatesMs)}, list ${ms(delivery.serviceListMs)}, session ${ms(delivery.sessionMs)}`
@@ -134,7 +135,7 @@ async function hold(since: number, ms: number, during: (deadline: number) => Pro
 const FAULT_TIMEOUT = 180_000;
 
 it('baseline: the load alone is answered 2xx', () => {
-  const stats = windowStats(load.samples, windows[0]!);
+  const stats = windowStats(load.samples, windows[0]!, load.loopDelays);
   rows.push(stats);
   expect({ requests: stats.requests > 0, offending: offenders(stats) }).toEqual({ requests: true, offending: '' });
 });

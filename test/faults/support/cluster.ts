@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, type OwnServer, startOwnNats, startOwnPostgres, startOwnRedis } from '@ziti/test-kit';
-import { type Backend, Readiness, TcpBalancer } from './balancer.js';
+import { type BalancedPort, freePort, type OwnServer, startOwnBalancers, startOwnNats, startOwnPostgres, startOwnRedis } from '@ziti/test-kit';
 import { NodeProcess } from './processes.js';
 
 /**
  * The controller as a platform team runs it: its own PostgreSQL, NATS (JetStream) and Redis, every
  * context as a separate process from its built `dist/main.js`, two replicas of identity-auth and of
- * session behind a {@link TcpBalancer} each (HTTP and gRPC, as a Kubernetes Service), and two
- * gateways. The contexts and gateways accept one address per upstream, so the balancer's address
+ * session behind a balancer each (HTTP and gRPC, as a Kubernetes Service: `startOwnBalancers` of
+ * `@ziti/test-kit`, in a process of its own), and two gateways. The contexts and gateways accept one address per upstream, so the balancer's address
  * is what they are given, as a Service name would be.
  */
 
@@ -28,7 +28,6 @@ export interface Replica {
   process: NodeProcess;
   httpPort: number;
   grpcPort: number;
-  readiness: Readiness;
 }
 
 export interface Gateway {
@@ -78,8 +77,20 @@ export async function waitGatewayReady(gw: Gateway, timeoutMs = 180_000): Promis
   await until(async () => (await gatewayStatus(gw.url, '/ziti-internal/readyz')) === 200, `${gw.name} to be ready\n${gw.process.output()}`, timeoutMs, 500);
 }
 
+/** One `GET /readyz` of a context replica: true on 200. */
+function replicaReady(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/readyz', agent: false, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve(false));
+  });
+}
+
 export async function waitReplicaReady(r: Replica, timeoutMs = 180_000): Promise<void> {
-  await until(() => r.readiness.ready, `${r.name} to be ready\n${r.process.output()}`, timeoutMs);
+  await until(() => replicaReady(r.httpPort), `${r.name} to be ready\n${r.process.output()}`, timeoutMs);
 }
 
 /** Starts everything; each process's output goes to `<logDir>/<name>.log` (emptied first, kept after `close`). */
@@ -89,15 +100,13 @@ export async function startCluster(logDir: string): Promise<Cluster> {
   mkdirSync(logDir, { recursive: true });
   const [postgres, nats, redis] = await Promise.all([startOwnPostgres(), startOwnNats(), startOwnRedis()]);
   const processes: NodeProcess[] = [];
-  const readinesses: Readiness[] = [];
-  const balancers: TcpBalancer[] = [];
+  let balancers: { close(): Promise<void> } | undefined;
   const admin = { username: 'admin', password: `Adm!${randomBytes(12).toString('base64url')}9a` };
   const gatewayPorts = [await freePort(), await freePort()];
 
   const close = async () => {
     for (const p of processes.slice().reverse()) await p.close().catch(() => undefined);
-    for (const r of readinesses) r.stop();
-    for (const b of balancers) await b.close();
+    await balancers?.close();
     for (const s of [postgres, nats, redis]) await s.close().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   };
@@ -128,6 +137,7 @@ export async function startCluster(logDir: string): Promise<Cluster> {
 
     // Per context: its replicas' ports, and the address the others use (a balancer's when replicated).
     const replicas: Replica[] = [];
+    const balanced: BalancedPort[] = [];
     const grpcAddress: Partial<Record<ContextName, string>> = {};
     const httpUrl: Partial<Record<ContextName, string>> = {};
     for (const ctx of CONTEXTS) {
@@ -135,26 +145,21 @@ export async function startCluster(logDir: string): Promise<Cluster> {
       const own: Replica[] = [];
       for (let i = 1; i <= count; i++) {
         const [httpPort, grpcPort] = [await freePort(), await freePort()];
-        const readiness = new Readiness(httpPort);
-        readinesses.push(readiness);
-        own.push({ name: count > 1 ? `${ctx}-${i}` : ctx, context: ctx, process: undefined as unknown as NodeProcess, httpPort, grpcPort, readiness });
+        own.push({ name: count > 1 ? `${ctx}-${i}` : ctx, context: ctx, process: undefined as unknown as NodeProcess, httpPort, grpcPort });
       }
       if (count === 1) {
         grpcAddress[ctx] = `127.0.0.1:${own[0]!.grpcPort}`;
         httpUrl[ctx] = `http://127.0.0.1:${own[0]!.httpPort}`;
       } else {
-        const toBackends = (port: (r: Replica) => number): Backend[] => own.map((r) => ({ port: port(r), readiness: r.readiness }));
-        const httpLb = new TcpBalancer(`${ctx}-http`, toBackends((r) => r.httpPort));
-        const grpcLb = new TcpBalancer(`${ctx}-grpc`, toBackends((r) => r.grpcPort));
         const [hp, gp] = [await freePort(), await freePort()];
-        await httpLb.listen(hp);
-        await grpcLb.listen(gp);
-        balancers.push(httpLb, grpcLb);
+        balanced.push({ listenPort: hp, backends: own.map((r) => ({ port: r.httpPort, readyzPort: r.httpPort })) });
+        balanced.push({ listenPort: gp, backends: own.map((r) => ({ port: r.grpcPort, readyzPort: r.httpPort })) });
         grpcAddress[ctx] = `127.0.0.1:${gp}`;
         httpUrl[ctx] = `http://127.0.0.1:${hp}`;
       }
       replicas.push(...own);
     }
+    balancers = await startOwnBalancers(balanced);
     const addresses: NodeJS.ProcessEnv = {};
     for (const ctx of CONTEXTS) {
       addresses[`${envPrefix(ctx)}_GRPC`] = grpcAddress[ctx];
@@ -167,7 +172,6 @@ export async function startCluster(logDir: string): Promise<Cluster> {
       const env = { ...base, ...addresses, ZITI_DATA_DIR: dataDir, [`${envPrefix(r.context)}_HTTP_PORT`]: String(r.httpPort), [`${envPrefix(r.context)}_GRPC_PORT`]: String(r.grpcPort) };
       r.process = new NodeProcess(r.name, `services/${r.context}/dist/main.js`, env, logDir);
       processes.push(r.process);
-      r.readiness.start();
     }
     // First replicas first: the first identity-auth creates the default admin, pki-enrollment the PKI.
     const first = replicas.filter((r) => !r.name.endsWith('-2'));

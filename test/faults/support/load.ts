@@ -1,10 +1,9 @@
 import https from 'node:https';
+import { READINESS } from '@ziti/test-kit';
 import { gatewayStatus } from './cluster.js';
 
 /** How long a request may take before it counts as a hang. */
 export const REQUEST_BOUND_MS = 10_000;
-/** How often the load balancer checks a gateway's readiness. */
-const LB_CHECK_MS = 500;
 
 export type Kind = 'login' | 'service-list' | 'session-create' | 'identity-create' | 'policy-create';
 
@@ -59,12 +58,14 @@ export function uncleanUnavailable(text: string, body: any): string | undefined 
 
 /**
  * A client-side load balancer over the gateways, as one in front of a controller behaves: requests
- * go round robin to gateways marked up; a connection failure marks its gateway down at once, a
- * readiness check (`/ziti-internal/readyz` every {@link LB_CHECK_MS}) marks it up or down. With no
- * gateway up it tries them all (fail open).
+ * go round robin to gateways marked up; a connection failure marks its gateway down at once; a
+ * health check (`/ziti-internal/readyz`, with the period, timeout and failure threshold of the
+ * replicas' readiness, `READINESS`) marks it up after a success or down after consecutive
+ * failures. With no gateway up it tries them all (fail open).
  */
 export class GatewayPool {
   private readonly up = new Map<string, boolean>();
+  private readonly failures = new Map<string, number>();
   private readonly agents = new Map<string, https.Agent>();
   private next = 0;
   private timer?: NodeJS.Timeout;
@@ -80,9 +81,16 @@ export class GatewayPool {
 
   startChecks(): void {
     const check = () => {
-      for (const t of this.targets) void gatewayStatus(t.url, '/ziti-internal/readyz', LB_CHECK_MS).then((s) => this.up.set(t.name, s === 200));
+      for (const t of this.targets) {
+        void gatewayStatus(t.url, '/ziti-internal/readyz', READINESS.timeoutMs).then((status) => {
+          const failures = status === 200 ? 0 : (this.failures.get(t.name) ?? 0) + 1;
+          this.failures.set(t.name, failures);
+          if (failures === 0) this.up.set(t.name, true);
+          else if (failures >= READINESS.failureThreshold) this.up.set(t.name, false);
+        });
+      }
     };
-    this.timer = setInterval(check, LB_CHECK_MS);
+    this.timer = setInterval(check, READINESS.periodMs);
   }
 
   pick(): GatewayTarget {
@@ -153,6 +161,12 @@ export class Load {
   readonly samples: Sample[] = [];
   /** Epoch ms of t = 0. */
   readonly started = Date.now();
+  /**
+   * This process's event-loop delays over 100 ms (t, ms): a late loop delays the load's requests
+   * and clocks, not the controller, so each window reports its worst one.
+   */
+  readonly loopDelays: { t: number; ms: number }[] = [];
+  private lagTimer?: NodeJS.Timeout;
   private timer?: NodeJS.Timeout;
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -168,6 +182,12 @@ export class Load {
   }
 
   start(): void {
+    let last = Date.now();
+    this.lagTimer = setInterval(() => {
+      const late = Date.now() - last - 100;
+      last = Date.now();
+      if (late > 100) this.loopDelays.push({ t: this.now(), ms: late });
+    }, 100);
     this.pool.startChecks();
     const total = this.operations.reduce((s, o) => s + o.weight, 0);
     let issued = 0;
@@ -212,6 +232,7 @@ export class Load {
   /** Stops issuing requests and waits for those in flight (each ends within the bound); again: no-op. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.lagTimer);
     await Promise.all([...this.inFlight]);
     this.pool.close();
   }

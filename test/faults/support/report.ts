@@ -28,6 +28,8 @@ export interface WindowStats {
   /** Connection failures to the killed gateway, left out of every other figure. */
   excluded: number;
   maxLatencyMs: number;
+  /** The worst event-loop delay of the load's process in the window. */
+  loadLagMs: number;
   /** From `back` to the start of the first run of {@link RECOVERY_RUN} consecutive 2xx; undefined: none. */
   recoveryMs?: number;
   /** Answers that are neither 2xx nor a clean 503 (hangs included), in time order. */
@@ -39,7 +41,7 @@ export interface WindowStats {
 
 const is2xx = (s: Sample) => s.status >= 200 && s.status < 300;
 
-export function windowStats(samples: Sample[], w: FaultWindow): WindowStats {
+export function windowStats(samples: Sample[], w: FaultWindow, loopDelays: { t: number; ms: number }[] = []): WindowStats {
   const inWindow = samples.filter((s) => s.t0 >= w.start && s.t0 < w.end).sort((a, b) => a.t0 - b.t0);
   const excludedOf = (s: Sample) => !!w.killedGateway && s.gateway === w.killedGateway && s.status === 0 && s.code !== 'TIMEOUT';
   const counted = inWindow.filter((s) => !excludedOf(s));
@@ -54,6 +56,7 @@ export function windowStats(samples: Sample[], w: FaultWindow): WindowStats {
     hangs: counted.filter(hang).length,
     excluded: inWindow.length - counted.length,
     maxLatencyMs: counted.reduce((m, s) => Math.max(m, s.latencyMs), 0),
+    loadLagMs: loopDelays.filter((d) => d.t >= w.start && d.t < w.end).reduce((m, d) => Math.max(m, d.ms), 0),
     offending: counted.filter((s) => !is2xx(s) && !cleanUnavailable(s)),
   };
   for (const s of stats.offending) {
@@ -75,13 +78,13 @@ const seconds = (ms: number | undefined) => (ms === undefined ? 'none' : `${(ms 
 
 /** The results as a Markdown table (what the README quotes). */
 export function table(rows: WindowStats[]): string {
-  const head = '| fault | requests | 2xx | 503 SERVICE_UNAVAILABLE | other statuses | hangs | max latency | recovery | acked writes lost | event after the fault |';
+  const head = '| fault | requests | 2xx | 503 SERVICE_UNAVAILABLE | other statuses | hangs | max latency | load lag | recovery | acked writes lost | event after the fault |';
   const lines = rows.map((r) => {
     const others = Object.entries(r.others).map(([k, n]) => `${k}: ${n}`).join(', ') || '-';
     const excluded = r.excluded > 0 ? ` (+${r.excluded} to the killed gateway)` : '';
-    return `| ${r.fault} | ${r.requests}${excluded} | ${r.ok} | ${r.unavailable} | ${others} | ${r.hangs} | ${r.maxLatencyMs} ms | ${seconds(r.recoveryMs)} | ${r.lostWrites ?? '-'} | ${r.event ?? '-'} |`;
+    return `| ${r.fault} | ${r.requests}${excluded} | ${r.ok} | ${r.unavailable} | ${others} | ${r.hangs} | ${r.maxLatencyMs} ms | ${r.loadLagMs} ms | ${seconds(r.recoveryMs)} | ${r.lostWrites ?? '-'} | ${r.event ?? '-'} |`;
   });
-  return [head, '|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
+  return [head, '|---|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
 }
 
 /** The first few offending answers of a window, one line each. */
