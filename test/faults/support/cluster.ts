@@ -136,43 +136,34 @@ export async function startCluster(logDir: string): Promise<Cluster> {
     }
 
     // Per context: its replicas' ports, and the address the others use (a balancer's when replicated).
-    const replicas: Replica[] = [];
+    type Ports = Omit<Replica, 'process'>;
+    const planned: Ports[] = [];
     const balanced: BalancedPort[] = [];
-    const grpcAddress: Partial<Record<ContextName, string>> = {};
-    const httpUrl: Partial<Record<ContextName, string>> = {};
-    for (const ctx of CONTEXTS) {
-      const count = REPLICATED.includes(ctx) ? 2 : 1;
-      const own: Replica[] = [];
-      for (let i = 1; i <= count; i++) {
-        const [httpPort, grpcPort] = [await freePort(), await freePort()];
-        own.push({ name: count > 1 ? `${ctx}-${i}` : ctx, context: ctx, process: undefined as unknown as NodeProcess, httpPort, grpcPort });
-      }
-      if (count === 1) {
-        grpcAddress[ctx] = `127.0.0.1:${own[0]!.grpcPort}`;
-        httpUrl[ctx] = `http://127.0.0.1:${own[0]!.httpPort}`;
-      } else {
-        const [hp, gp] = [await freePort(), await freePort()];
-        balanced.push({ listenPort: hp, backends: own.map((r) => ({ port: r.httpPort, readyzPort: r.httpPort })) });
-        balanced.push({ listenPort: gp, backends: own.map((r) => ({ port: r.grpcPort, readyzPort: r.httpPort })) });
-        grpcAddress[ctx] = `127.0.0.1:${gp}`;
-        httpUrl[ctx] = `http://127.0.0.1:${hp}`;
-      }
-      replicas.push(...own);
-    }
-    balancers = await startOwnBalancers(balanced);
     const addresses: NodeJS.ProcessEnv = {};
     for (const ctx of CONTEXTS) {
-      addresses[`${envPrefix(ctx)}_GRPC`] = grpcAddress[ctx];
-      addresses[`${envPrefix(ctx)}_URL`] = httpUrl[ctx];
+      const count = REPLICATED.includes(ctx) ? 2 : 1;
+      const own: Ports[] = [];
+      for (let i = 1; i <= count; i++) own.push({ name: count > 1 ? `${ctx}-${i}` : ctx, context: ctx, httpPort: await freePort(), grpcPort: await freePort() });
+      let [httpPort, grpcPort] = [own[0]!.httpPort, own[0]!.grpcPort];
+      if (count > 1) {
+        [httpPort, grpcPort] = [await freePort(), await freePort()];
+        balanced.push({ listenPort: httpPort, backends: own.map((r) => ({ port: r.httpPort, readyzPort: r.httpPort })) });
+        balanced.push({ listenPort: grpcPort, backends: own.map((r) => ({ port: r.grpcPort, readyzPort: r.httpPort })) });
+      }
+      addresses[`${envPrefix(ctx)}_URL`] = `http://127.0.0.1:${httpPort}`;
+      addresses[`${envPrefix(ctx)}_GRPC`] = `127.0.0.1:${grpcPort}`;
+      planned.push(...own);
     }
+    balancers = await startOwnBalancers(balanced);
 
-    for (const r of replicas) {
+    const replicas: Replica[] = planned.map((r) => {
       const dataDir = join(dir, r.name);
       mkdirSync(dataDir);
       const env = { ...base, ...addresses, ZITI_DATA_DIR: dataDir, [`${envPrefix(r.context)}_HTTP_PORT`]: String(r.httpPort), [`${envPrefix(r.context)}_GRPC_PORT`]: String(r.grpcPort) };
-      r.process = new NodeProcess(r.name, `services/${r.context}/dist/main.js`, env, logDir);
-      processes.push(r.process);
-    }
+      const proc = new NodeProcess(r.name, `services/${r.context}/dist/main.js`, env, logDir);
+      processes.push(proc);
+      return { ...r, process: proc };
+    });
     // First replicas first: the first identity-auth creates the default admin, pki-enrollment the PKI.
     const first = replicas.filter((r) => !r.name.endsWith('-2'));
     for (const r of first) r.process.start();
