@@ -13,7 +13,8 @@ import { type FaultWindow, offenders, RECOVERY_RUN, table, type WindowStats, win
  * or a clean 503 `SERVICE_UNAVAILABLE` within the bound (never 500, never a hang), steady 2xx again
  * soon after the dependency returns, a policy change made during the fault reaching the other
  * contexts afterwards; and at the end, every acknowledged write is there. The table goes to the
- * output and to last-run.md, every process's output to last-run-logs/ (both beside this file).
+ * output and to last-run.md, every process's output and every sample to last-run-logs/ (both beside
+ * this file).
  */
 
 /** Requests a second, over both gateways. */
@@ -24,7 +25,7 @@ const BASELINE_MS = 10_000;
 const AFTER_MS = 20_000;
 /** Steady 2xx ({@link RECOVERY_RUN} in a row) must start within this of the dependency's return. */
 const RECOVERY_BOUND_MS = 10_000;
-/** A change made during a fault must show in every view within this of the dependency's return. */
+/** A change made during a fault must show in every view within this of the dependency's return (of the change, when nothing went away). */
 const EVENT_BOUND_MS = 20_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -58,7 +59,7 @@ afterAll(async () => {
   const report = [
     `Fault-injection run of ${new Date().toISOString()}: ${RATE} requests/s over 2 gateways, bound ${REQUEST_BOUND_MS / 1000} s,`,
     `recovery = first run of ${RECOVERY_RUN} consecutive 2xx after the dependency is back; setup took ${(setupMs / 1000).toFixed(0)} s,`,
-    `the whole run ${((Date.now() - setupStarted) / 1000).toFixed(0)} s. Load t=0 at ${load ? new Date(load.started).toISOString() : '-'} (process logs: last-run-logs/).`,
+    `the whole run ${((Date.now() - setupStarted) / 1000).toFixed(0)} s. Load t=0 at ${load ? new Date(load.started).toISOString() : '-'} (process logs and every sample: last-run-logs/).`,
     "`load lag`: the worst event-loop delay of the load's own process in the window (its latencies include it).",
     '',
     table(rows),
@@ -67,6 +68,7 @@ afterAll(async () => {
   ].join('\n');
   console.log(report);
   writeFileSync(join(__dirname, 'last-run.md'), `${report}\n`);
+  if (load) writeFileSync(join(__dirname, 'last-run-logs', 'samples.json'), JSON.stringify({ windows, samples: load.samples }));
   await cluster?.close();
 }, 120_000);
 

@@ -65,7 +65,7 @@ export class EventProbe {
     return { granted: false, status };
   }
 
-  /** Polls the three views from `backAt` (ms epoch) for up to `boundMs`. */
+  /** Polls the three views from `backAt` (ms epoch) for up to `boundMs`; a view missing from the answer did not show within it. */
   async delivered(backAt: number, boundMs: number): Promise<Pick<Delivery, 'serviceUpdatesMs' | 'serviceListMs' | 'sessionMs'>> {
     const out: Pick<Delivery, 'serviceUpdatesMs' | 'serviceListMs' | 'sessionMs'> = {};
     const deadline = backAt + boundMs;
@@ -94,6 +94,8 @@ export class EventProbe {
       await Promise.all(probes);
       await sleep(250);
     }
+    // A probe round may outlast the deadline: what showed only after it did not show within the bound.
+    for (const key of ['serviceUpdatesMs', 'serviceListMs', 'sessionMs'] as const) if ((out[key] ?? 0) > boundMs) delete out[key];
     return out;
   }
 }
