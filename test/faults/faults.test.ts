@@ -55,21 +55,24 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await load?.stop();
-  const report = [
-    `Fault-injection run of ${new Date().toISOString()}: ${RATE} requests/s over 2 gateways, bound ${REQUEST_BOUND_MS / 1000} s,`,
-    `recovery = first run of ${RECOVERY_RUN} consecutive 2xx after the dependency is back; setup took ${(setupMs / 1000).toFixed(0)} s,`,
-    `the whole run ${((Date.now() - setupStarted) / 1000).toFixed(0)} s. Load t=0 at ${load ? new Date(load.started).toISOString() : '-'} (process logs and every sample: last-run-logs/).`,
-    "`load lag`: the worst event-loop delay of the load's own process in the window (its latencies include it).",
-    '',
-    table(rows),
-    '',
-    ...rows.filter((r) => r.offending.length > 0).flatMap((r) => [`First offending answers, ${r.fault}:`, offenders(r), '']),
-  ].join('\n');
-  console.log(report);
-  writeFileSync(join(__dirname, 'last-run.md'), `${report}\n`);
-  if (load) writeFileSync(join(__dirname, 'last-run-logs', 'samples.json'), JSON.stringify({ windows, samples: load.samples }));
-  await cluster?.close();
+  try {
+    await load?.stop();
+    const report = [
+      `Fault-injection run of ${new Date().toISOString()}: ${RATE} requests/s over 2 gateways, bound ${REQUEST_BOUND_MS / 1000} s,`,
+      `recovery = first run of ${RECOVERY_RUN} consecutive 2xx after the dependency is back; setup took ${(setupMs / 1000).toFixed(0)} s,`,
+      `the whole run ${((Date.now() - setupStarted) / 1000).toFixed(0)} s. Load t=0 at ${load ? new Date(load.started).toISOString() : '-'} (process logs and every sample: last-run-logs/).`,
+      "`load lag`: the worst event-loop delay of the load's own process in the window (its latencies include it).",
+      '',
+      table(rows),
+      '',
+      ...rows.filter((r) => r.offending.length > 0).flatMap((r) => [`First offending answers, ${r.fault}:`, offenders(r), '']),
+    ].join('\n');
+    console.log(report);
+    writeFileSync(join(__dirname, 'last-run.md'), `${report}\n`);
+    if (load) writeFileSync(join(__dirname, 'last-run-logs', 'samples.json'), JSON.stringify({ windows, samples: load.samples }));
+  } finally {
+    await cluster?.close();
+  }
 }, 120_000);
 
 /** What one fault does: `during` runs while it holds (the probe's policy change). */
