@@ -1,4 +1,5 @@
 // One controller per test file, one file at a time (each whole controller takes a core's worth of
 // CPU while it starts). Controllers are isolated on NATS and Redis by their own stream, subject
 // prefix and key prefix (see README, "Isolation").
-module.exports = { ...require('../jest.base.js'), testMatch: ['<rootDir>/**/*.test.ts'], testTimeout: 60000, maxWorkers: 1 };
+// The fault-injection suite (faults/faults.test.ts) runs on its own: `npm run test:faults`.
+module.exports = { ...require('../jest.base.js'), testMatch: ['<rootDir>/**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', '<rootDir>/faults/faults.test.ts'], testTimeout: 60000, maxWorkers: 1 };
