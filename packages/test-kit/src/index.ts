@@ -1,3 +1,4 @@
 export { type TestInfra, testInfra } from './infra.js';
 export { type TestDatabase, createTestDatabase } from './database.js';
 export { type ServiceShapeSubject, describeServiceShape } from './service-shape.js';
+export { type OwnServer, freePort, startOwnNats, startOwnPostgres, startOwnRedis } from './own-servers.js';
