@@ -2,6 +2,7 @@ import {
   AckPolicy,
   DeliverPolicy,
   DiscardPolicy,
+  Events,
   JSONCodec,
   RetentionPolicy,
   StorageType,
@@ -13,6 +14,7 @@ import {
   type JsMsg,
   type NatsConnection,
 } from 'nats';
+import { dependencies } from '@ziti/errors';
 import { natsConsumerPending } from '@ziti/metrics';
 import { consumed } from './consumed.js';
 import {
@@ -75,6 +77,10 @@ const DURABLE_PREFETCH = 8;
  * - `subscribeBroadcast` uses an ordered (ephemeral, client-tracked) consumer with deliver-policy
  *   `new`: each subscriber sees every event stored after it subscribed, exactly once per stored
  *   event, resuming after reconnects. Handler errors are logged, not retried.
+ * - The connection is watched (`status()`): a disconnect logs one `dependency nats lost` line
+ *   (`dependencies` of `@ziti/errors`), `publish` then fails at once (`BUS_UNAVAILABLE`) and
+ *   `onConnectionChange` listeners (the outbox relays) hold their events; the reconnect logs the
+ *   return, with the count of events held back meanwhile, and tells the listeners.
  * - `close()` stops the subscriptions (waiting for running handlers) and drains the connection.
  */
 export async function createNatsBus(opts: NatsBusOptions): Promise<EventBus> {
@@ -148,6 +154,8 @@ interface BusConfig {
 
 class NatsBus implements EventBus {
   private readonly subs = new Set<Subscription>();
+  private readonly connectionListeners = new Set<(connected: boolean) => void>();
+  private connected = true;
   private closed = false;
 
   constructor(
@@ -160,11 +168,33 @@ class NatsBus implements EventBus {
       const err = await nc.closed();
       if (err && !this.closed) cfg.log('NATS connection closed with an error', err);
     })();
+    void this.watchConnection();
+  }
+
+  /** Follows the connection's status until it closes (see the class comment). */
+  private async watchConnection(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type === Events.Disconnect && this.connected) {
+        this.connected = false;
+        dependencies.lost('nats', `disconnected from ${String(s.data)}`);
+        for (const l of this.connectionListeners) l(false);
+      } else if (s.type === Events.Reconnect && !this.connected) {
+        this.connected = true;
+        dependencies.up('nats');
+        for (const l of this.connectionListeners) l(true);
+      }
+    }
+  }
+
+  onConnectionChange(listener: (connected: boolean) => void): () => void {
+    this.connectionListeners.add(listener);
+    return () => this.connectionListeners.delete(listener);
   }
 
   async publish(event: ChangeEvent): Promise<void> {
     this.assertOpen();
     assertPublishable(event);
+    if (!this.connected) throw Object.assign(new Error('the event bus is disconnected'), { code: 'BUS_UNAVAILABLE' });
     await this.js.publish(eventSubject(this.cfg.prefix, event), codec.encode(event), {
       msgID: event.id,
       expect: { streamName: this.cfg.stream },

@@ -39,6 +39,12 @@ export interface EventBus {
    * older ones). Used by gateways to drop cached principals.
    */
   subscribeBroadcast(source: string | '*', types: string[], handler: EventHandler): Promise<Subscription>;
+  /**
+   * Calls `listener(false)` when a networked bus loses its server and `listener(true)` once it is
+   * back; returns the unsubscribe. While it is away `publish` fails at once (code
+   * `BUS_UNAVAILABLE`) instead of waiting for a timeout. Absent on a bus that cannot disconnect.
+   */
+  onConnectionChange?(listener: (connected: boolean) => void): () => void;
   close(): Promise<void>;
 }
 
