@@ -24,6 +24,7 @@ import { type IntegrityPeer, grpcIntegrityPeer } from './integrity/peers.js';
 import { IntegrityRunner } from './integrity/runner.js';
 import { type RemotePki, type TlsCredentials, remotePki } from './pki/remote.js';
 import { loadOrCreatePki, requiredSans } from './pki/store.js';
+import { type ContextReadiness, watchContextReadiness } from './health/readiness.js';
 import { createSnapshotter, defaultSnapshotDir, maintenanceClients, snapshotHandler, summaryHandler } from './maintenance/index.js';
 
 export const SERVICE_NAME = 'gateway';
@@ -111,6 +112,11 @@ export interface GatewayDeps {
    * public listener. Without it `/zac/` is 404. A directory that cannot be read fails the start.
    */
   consoleDir?: string;
+  /**
+   * How often each context of `contextGrpc` is asked whether it can serve (its `HealthService`);
+   * `/ziti-internal/readyz` answers 503 while one cannot. Default 1 s.
+   */
+  readinessPollMs?: number;
   /** How long in-flight requests may run once `stop()` began; default `ZITI_SHUTDOWN_GRACE_SECONDS` (`shutdownGraceMs` of `@ziti/http-kit`). */
   shutdownGraceMs?: number;
   log?: (m: string) => void;
@@ -271,6 +277,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const instanceId = deps.instanceId ?? hostname();
   const maintenance = maintenanceClients(deps.contextGrpc ?? {});
   closers.push(maintenance.close);
+  const contextGrpc = Object.fromEntries(Object.entries(deps.contextGrpc ?? {}).filter((e): e is [string, string] => !!e[1]));
+  const readiness: ContextReadiness | undefined =
+    Object.keys(contextGrpc).length > 0 ? watchContextReadiness(contextGrpc, deps.readinessPollMs) : undefined;
+  if (readiness) {
+    closers.push(readiness.stop);
+    await readiness.poll();
+  }
   handle = createGatewayApp({
     instanceId,
     version,
@@ -288,6 +301,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     swaggerJson: info.specJson,
     // Not ready from the moment the process began to shut down (SIGTERM), before this listener drains.
     draining: () => drain.draining() || processShuttingDown(),
+    contextsReady: readiness?.ready,
     console: zac,
     clientAddress,
     loginGuard,
