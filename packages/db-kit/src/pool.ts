@@ -28,7 +28,15 @@ export function createSchemaPool(
     if (unavailableDependency(err)) dependencies.lost('postgres', describeFailure(err));
     else onError(err);
   });
-  pool.on('connect', () => dependencies.up('postgres'));
+  pool.on('connect', (client) => {
+    dependencies.up('postgres');
+    // A checked-out client has no listener of the pool's: a connection lost between its queries
+    // (a transaction waiting on something else) would be an unhandled 'error' and end the process.
+    // The client's next query fails instead, and its release drops it.
+    client.on('error', (err) => {
+      if (unavailableDependency(err)) dependencies.lost('postgres', describeFailure(err));
+    });
+  });
   instrumentPool(pool, contextOfSchema(schema), extra.application_name ?? 'main');
   return pool;
 }

@@ -14,7 +14,7 @@ import {
   type JsMsg,
   type NatsConnection,
 } from 'nats';
-import { dependencies } from '@ziti/errors';
+import { dependencies, describeFailure, unavailableDependency } from '@ziti/errors';
 import { natsConsumerPending } from '@ziti/metrics';
 import { consumed } from './consumed.js';
 import {
@@ -228,7 +228,9 @@ class NatsBus implements EventBus {
         try {
           await consumed('broadcast', handler)(event);
         } catch (err) {
-          this.cfg.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err);
+          const down = unavailableDependency(err);
+          if (down) dependencies.failed(down, describeFailure(err));
+          else this.cfg.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err);
         }
       },
       () => consumer.delete().then(() => undefined),
@@ -291,6 +293,13 @@ class NatsBus implements EventBus {
       await handler(event);
     } catch (err) {
       const n = m.info.deliveryCount;
+      const down = unavailableDependency(err);
+      if (down && n < this.cfg.maxDeliver) {
+        // Counted for the outage's one log line, retried as any failure.
+        dependencies.failed(down, describeFailure(err));
+        m.nak(backoffMs(n, this.cfg.retryBaseMs, this.cfg.retryMaxMs));
+        return;
+      }
       if (n >= this.cfg.maxDeliver) {
         this.cfg.log(`consumer ${name}: dropping ${event.type} ${event.id} after ${n} failed deliveries`, err);
         m.term();
