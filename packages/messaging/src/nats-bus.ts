@@ -92,7 +92,8 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<EventBus> {
   const maxDeliver = opts.maxDeliver ?? 20;
   const ackWaitMs = opts.ackWaitMs ?? 30_000;
 
-  const nc = await connect({ servers: opts.url.split(','), name: opts.name, maxReconnectAttempts: -1 });
+  // Retried every half second while the server is away, so the bus is back soon after it is.
+  const nc = await connect({ servers: opts.url.split(','), name: opts.name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
   try {
     const jsm = await nc.jetstreamManager();
     await ensureStream(jsm, stream, prefix, opts.maxAgeMs ?? 24 * 3600_000);
