@@ -175,6 +175,7 @@ class NatsBus implements EventBus {
   /** Follows the connection's status until it closes (see the class comment). */
   private async watchConnection(): Promise<void> {
     for await (const s of this.nc.status()) {
+      if (this.closed) break;
       if (s.type === Events.Disconnect && this.connected) {
         this.connected = false;
         dependencies.lost('nats', `disconnected from ${String(s.data)}`);

@@ -261,10 +261,13 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     if (connected) trigger();
   });
 
-  /** Logs a failure, or counts it for the outage of the dependency it says is down. */
+  /**
+   * Logs a failure, or tells `dependencies` of the outage it shows (a retried background step is
+   * not counted as a failed operation: the events it carries are what is held back).
+   */
   function report(message: string, err: unknown): void {
     const dependency = unavailableDependency(err);
-    if (dependency) dependencies.failed(dependency, describeFailure(err));
+    if (dependency) dependencies.lost(dependency, describeFailure(err));
     else log(message, err);
   }
 
