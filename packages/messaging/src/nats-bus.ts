@@ -58,6 +58,8 @@ const codec = JSONCodec<ChangeEvent>();
 const DUPLICATE_WINDOW_MS = 2 * 60_000;
 /** Messages pulled ahead per durable subscription; small so replicas share work and acks stay timely. */
 const DURABLE_PREFETCH = 8;
+/** Longest pause between the runs of a handler that fails because a dependency is down (and of a stop's wait for it). */
+const OUTAGE_RETRY_MAX_MS = 2_000;
 
 /**
  * The NATS JetStream event bus.
@@ -70,7 +72,9 @@ const DURABLE_PREFETCH = 8;
  * - `subscribeDurable(group, …)` uses a durable pull consumer named `<group>__<source|all>__<hash
  *   of types>` (see `durableName`), explicit ack, deliver-all on first creation. The event is
  *   acked after the handler resolves; a throw naks it with exponential delay (`retryBaseMs`…
- *   `retryMaxMs`); after `maxDeliver` deliveries it is logged and terminated. Replicas of a group
+ *   `retryMaxMs`); after `maxDeliver` deliveries it is logged and terminated. A throw because a
+ *   dependency is down is not one of those: the handler runs again in place until it is back
+ *   (see `handleThroughOutage`), so an outage drops no event. Replicas of a group
  *   pull from the same consumer, so each event is handled by one of them. The consumer has one
  *   filter subject (nats-server 2.9): exact for a single type pattern, otherwise
  *   `<prefix>.<source|*>.>` with the other types filtered (and acked) in code.
@@ -253,13 +257,13 @@ class NatsBus implements EventBus {
   /** Runs the message loop of a subscription and returns its handle. */
   private track(
     messages: ConsumerMessages,
-    onMessage: (m: JsMsg, stopping: boolean) => Promise<void>,
+    onMessage: (m: JsMsg, stopping: () => boolean) => Promise<void>,
     cleanup?: () => Promise<void>,
   ): Subscription {
     let stopping = false;
     const loop = (async () => {
       try {
-        for await (const m of messages) await onMessage(m, stopping);
+        for await (const m of messages) await onMessage(m, () => stopping);
       } catch (err) {
         if (!stopping) this.cfg.log('event subscription ended with an error', err);
       }
@@ -278,8 +282,8 @@ class NatsBus implements EventBus {
     return sub;
   }
 
-  private async handleDurable(name: string, filter: EventFilter, handler: EventHandler, m: JsMsg, stopping: boolean) {
-    if (stopping) {
+  private async handleDurable(name: string, filter: EventFilter, handler: EventHandler, m: JsMsg, stopping: () => boolean) {
+    if (stopping()) {
       m.nak(); // prefetched but not started: hand it straight back to the other replicas
       return;
     }
@@ -292,14 +296,11 @@ class NatsBus implements EventBus {
       return;
     }
     try {
-      await handler(event);
+      await this.handleThroughOutage(handler, event, m, stopping);
     } catch (err) {
       const n = m.info.deliveryCount;
-      const down = unavailableDependency(err);
-      if (down && n < this.cfg.maxDeliver) {
-        // Counted for the outage's one log line, retried as any failure.
-        dependencies.failed(down, describeFailure(err));
-        m.nak(backoffMs(n, this.cfg.retryBaseMs, this.cfg.retryMaxMs));
+      if (unavailableDependency(err)) {
+        m.nak(); // the subscription stops during an outage: another replica takes it over
         return;
       }
       if (n >= this.cfg.maxDeliver) {
@@ -315,6 +316,28 @@ class NatsBus implements EventBus {
       await m.ackAck();
     } catch (err) {
       this.cfg.log(`consumer ${name}: ack of ${event.id} failed; it will be redelivered`, err);
+    }
+  }
+
+  /**
+   * Runs the handler; while it fails because a dependency is down (`unavailableDependency`), runs
+   * it again here, keeping the message in progress (`working()`) and counting each failure for the
+   * outage's one log line, so that an outage longer than `maxDeliver` redeliveries drops nothing
+   * (the consumer's later events wait behind it, in order). Throws that failure once the
+   * subscription stops, and any other failure at once.
+   */
+  private async handleThroughOutage(handler: EventHandler, event: ChangeEvent, m: JsMsg, stopping: () => boolean): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await handler(event);
+        return;
+      } catch (err) {
+        const down = unavailableDependency(err);
+        if (!down || stopping() || this.closed) throw err;
+        dependencies.failed(down, describeFailure(err));
+        m.working();
+        await new Promise((r) => setTimeout(r, backoffMs(attempt, this.cfg.retryBaseMs, Math.min(this.cfg.retryMaxMs, OUTAGE_RETRY_MAX_MS))));
+      }
     }
   }
 
