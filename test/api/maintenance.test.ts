@@ -176,7 +176,7 @@ describe('POST /database/snapshot', () => {
     const c = await startSecondGateway(ctl(), { name: 'gateway-c', extra: { contextGrpc: { ...grpc, session: '127.0.0.1:1' } } });
     try {
       const viaC = new EdgeApi(c.http, 'management', mgmt.token);
-      expectError(await viaC.call('GET', '/summary'), 503, 'TIMEOUT');
+      expectError(await viaC.call('GET', '/summary'), 503, 'SERVICE_UNAVAILABLE');
     } finally {
       await c.stop();
     }

@@ -1,11 +1,19 @@
+import { dependencies, describeFailure, unavailableDependency } from '@ziti/errors';
 import { contextOfSchema, dbQueryDuration, secondsSince, trackPool } from '@ziti/metrics';
 import { performance } from 'node:perf_hooks';
 import { Pool, type PoolConfig } from 'pg';
+
+/** How long a query waits for a pooled connection (or a new one to open) before it fails. */
+export const POOL_CONNECTION_TIMEOUT_MS = 5_000;
 
 /**
  * A pg pool whose connections see only the service's own schema (search_path), for raw SQL
  * such as compiled ZitiQL filters. Prisma clients get the same schema through `PrismaPg`.
  * `extra.options` (more `-c name=value` settings of the connections) is added to the search_path.
+ * Waiting for a connection is bounded (`POOL_CONNECTION_TIMEOUT_MS` unless `extra` says
+ * otherwise), so a request never hangs on a database that is gone. An idle connection that breaks
+ * because the server went away is reported to the process's `dependencies` monitor (one line per
+ * outage) instead of `onError`; every new connection tells it the database is back.
  */
 export function createSchemaPool(
   databaseUrl: string,
@@ -14,9 +22,21 @@ export function createSchemaPool(
   onError: (err: Error) => void = (err) => console.error(`[db:${schema}] idle client error: ${err.message}`),
 ): Pool {
   const options = [`-c search_path="${schema}"`, extra.options].filter(Boolean).join(' ');
-  const pool = new Pool({ connectionString: databaseUrl, max: 10, ...extra, options });
+  const pool = new Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS, ...extra, options });
   // An idle client can fail (server restart, database dropped); without a listener that would crash the process.
-  pool.on('error', onError);
+  pool.on('error', (err) => {
+    if (unavailableDependency(err)) dependencies.lost('postgres', describeFailure(err));
+    else onError(err);
+  });
+  pool.on('connect', (client) => {
+    dependencies.up('postgres');
+    // A checked-out client has no listener of the pool's: a connection lost between its queries
+    // (a transaction waiting on something else) would be an unhandled 'error' and end the process.
+    // The client's next query fails instead, and its release drops it.
+    client.on('error', (err) => {
+      if (unavailableDependency(err)) dependencies.lost('postgres', describeFailure(err));
+    });
+  });
   instrumentPool(pool, contextOfSchema(schema), extra.application_name ?? 'main');
   return pool;
 }

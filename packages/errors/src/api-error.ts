@@ -1,4 +1,5 @@
 import { Errors, type ErrorCode, type ErrorDef, lookupError } from './catalogue.js';
+import { type Dependency, describeFailure, unavailableDependency } from './dependency.js';
 
 /** A field-level validation failure, rendered as `cause: {field, reason, value}`. */
 export interface FieldErrorCause {
@@ -27,6 +28,8 @@ export class ApiError extends Error {
   readonly status: number;
   override readonly cause?: ApiErrorCause;
   readonly headers: Record<string, string>;
+  /** Set when this answers a dependency found down (`ApiError.unavailable`): reported once per outage, not logged per request. */
+  dependency?: Dependency;
 
   constructor(def: ErrorDef, opts: { cause?: ApiErrorCause; message?: string; headers?: Record<string, string>; status?: number } = {}) {
     super(opts.message ?? def.message);
@@ -55,6 +58,13 @@ export class ApiError extends Error {
     return ApiError.of('COULD_NOT_VALIDATE', { cause: { field, reason, value: renderValue(value) } });
   }
 
+  /** 503 SERVICE_UNAVAILABLE for an operation that failed because `dependency` is down; the cause stays in the log. */
+  static unavailable(dependency: Dependency, err: unknown): ApiError {
+    const apiErr = ApiError.of('SERVICE_UNAVAILABLE', { cause: { code: 'UNHANDLED', message: `${dependency} unavailable: ${describeFailure(err)}` } });
+    apiErr.dependency = dependency;
+    return apiErr;
+  }
+
   static unhandled(err: unknown): ApiError {
     const message = err instanceof Error ? err.message : String(err);
     return ApiError.of('UNHANDLED', { cause: { code: 'UNHANDLED', message } });
@@ -75,7 +85,12 @@ export function isApiError(err: unknown): err is ApiError {
   return err instanceof ApiError;
 }
 
-/** Any thrown value as an ApiError (unknown errors become 500 UNHANDLED). */
+/**
+ * Any thrown value as an ApiError: one that says a dependency is down (`unavailableDependency`)
+ * becomes 503 SERVICE_UNAVAILABLE, any other unknown error 500 UNHANDLED.
+ */
 export function toApiError(err: unknown): ApiError {
-  return isApiError(err) ? err : ApiError.unhandled(err);
+  if (isApiError(err)) return err;
+  const dependency = unavailableDependency(err);
+  return dependency ? ApiError.unavailable(dependency, err) : ApiError.unhandled(err);
 }

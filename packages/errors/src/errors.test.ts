@@ -82,10 +82,21 @@ describe('errors across gRPC', () => {
     expect(back.headers).toEqual(original.headers);
   });
 
-  it('turns a non-ApiError into UNHANDLED, and a bare transport failure into UNHANDLED too', () => {
+  it('turns a non-ApiError into UNHANDLED, an unreachable server into SERVICE_UNAVAILABLE and a deadline into TIMEOUT', () => {
     expect(fromGrpcError(toGrpcError(new Error('boom'))).code).toBe('UNHANDLED');
     expect(fromGrpcError({ code: 13, details: 'x' }).code).toBe('UNHANDLED');
-    expect(fromGrpcError({ code: 14, details: 'connection refused' }).code).toBe('TIMEOUT');
+    const unreachable = fromGrpcError({ code: 14, details: 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:18203' });
+    expect([unreachable.code, unreachable.status, unreachable.dependency]).toEqual(['SERVICE_UNAVAILABLE', 503, 'context']);
+    expect(fromGrpcError({ code: 4, details: 'Deadline exceeded' }).code).toBe('TIMEOUT');
+  });
+
+  it('carries a database outage of the server across as 503 SERVICE_UNAVAILABLE', () => {
+    const down = Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED', syscall: 'connect', errno: -111 });
+    const grpcErr = toGrpcError(down);
+    expect(grpcErr.code).toBe(14);
+    const back = fromGrpcError(grpcErr);
+    expect([back.code, back.status]).toEqual(['SERVICE_UNAVAILABLE', 503]);
+    expect(errorEnvelope(back, 'r').error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: Errors.SERVICE_UNAVAILABLE.message, requestId: 'r' });
   });
 
   it('never throws, whatever text the error carries, and the text survives the wire', () => {

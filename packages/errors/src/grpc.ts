@@ -68,7 +68,11 @@ function jsonEntry<T>(md: Metadata, key: string): T | undefined {
   }
 }
 
-/** The inverse of toGrpcError, for the calling side. Transport failures become 503 TIMEOUT-free UNHANDLED. */
+/**
+ * The inverse of toGrpcError, for the calling side. A call that never reached a server
+ * (UNAVAILABLE without a ziti error: refused, reset, no address) becomes 503
+ * SERVICE_UNAVAILABLE; one whose deadline passed while a server had it, 503 TIMEOUT.
+ */
 export function fromGrpcError(err: unknown): ApiError {
   const se = err as Partial<ServiceError>;
   const md = se?.metadata;
@@ -83,8 +87,9 @@ export function fromGrpcError(err: unknown): ApiError {
       status: typeof statusRaw === 'string' && /^\d{3}$/.test(statusRaw) ? Number(statusRaw) : undefined,
     });
   }
-  if (se?.code === GrpcStatus.UNAVAILABLE || se?.code === GrpcStatus.DEADLINE_EXCEEDED) {
-    return ApiError.of('TIMEOUT', { cause: { code: 'UNHANDLED', message: se.details ?? 'upstream unavailable' } });
+  if (se?.code === GrpcStatus.UNAVAILABLE) return ApiError.unavailable('context', err);
+  if (se?.code === GrpcStatus.DEADLINE_EXCEEDED) {
+    return ApiError.of('TIMEOUT', { cause: { code: 'UNHANDLED', message: se.details ?? 'deadline exceeded' } });
   }
-  return ApiError.unhandled(err);
+  return toApiError(err);
 }

@@ -12,3 +12,4 @@ export {
   formatTimestamp,
 } from './envelope.js';
 export { toGrpcError, fromGrpcError } from './grpc.js';
+export { type Dependency, DependencyMonitor, dependencies, describeFailure, unavailableDependency } from './dependency.js';

@@ -1,7 +1,7 @@
 import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { ApiError, errorEnvelope, toApiError } from '@ziti/errors';
+import { ApiError, dependencies, describeFailure, errorEnvelope, toApiError } from '@ziti/errors';
 import iconv from 'iconv-lite';
 import type { RequestPrincipal } from './principal.js';
 
@@ -126,12 +126,16 @@ export function sendJson(res: ServerResponse, body: unknown): void {
 /**
  * Sends an error in the OpenZiti envelope (status, its headers, and the body with `requestId`).
  * A server error (5xx) is logged with the request id and everything known about it; its body
- * carries only its code, message and the request id (see `errorEnvelope`). Never throws: a
+ * carries only its code, message and the request id (see `errorEnvelope`). A 503 for a dependency
+ * that is down is not logged per request: the process's `dependencies` monitor counts it and logs
+ * the outage once. Never throws: a
  * response that cannot be written is destroyed.
  */
 export function sendError(res: ServerResponse, err: unknown, requestId: string): void {
   const apiErr = toApiError(err);
-  if (apiErr.status >= 500) logServerError(requestId, apiErr, err);
+  if (apiErr.dependency) dependencies.failed(apiErr.dependency, describeFailure(err));
+  // A dependency that is down is reported once per outage (`dependencies`), not per request.
+  else if (apiErr.status >= 500 && apiErr.code !== 'SERVICE_UNAVAILABLE') logServerError(requestId, apiErr, err);
   try {
     if (res.headersSent) {
       res.destroy();

@@ -106,6 +106,22 @@ describe('NATS JetStream bus', () => {
     expect(logs.some((l) => l.includes('will retry'))).toBe(true);
   });
 
+  it('runs a handler that fails because a dependency is down again until it is back, beyond maxDeliver, without dropping the event', async () => {
+    const b = await bus({ maxDeliver: 2, retryBaseMs: 1 });
+    let attempts = 0;
+    const handled: string[] = [];
+    await b.subscribeDurable('outage-group', 'policy', ['service.updated'], (e) => {
+      if (++attempts <= 6) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect', errno: -111 });
+      handled.push(e.id);
+    });
+    const event = ev('policy', 'service.updated');
+    await b.publish(event);
+    await waitFor(() => handled.length === 1, 'the handler to succeed once the dependency is back');
+    await waitFor(() => settled('outage-group', 'policy', ['service.updated']), 'the event to be acked');
+    expect(handled).toEqual([event.id]);
+    expect(logs.filter((l) => l.includes(event.id))).toEqual([]);
+  });
+
   it('keeps events for a durable group while none of its replicas runs', async () => {
     const b = await bus();
     const types = ['service.created'];

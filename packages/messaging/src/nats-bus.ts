@@ -2,6 +2,7 @@ import {
   AckPolicy,
   DeliverPolicy,
   DiscardPolicy,
+  Events,
   JSONCodec,
   RetentionPolicy,
   StorageType,
@@ -13,6 +14,7 @@ import {
   type JsMsg,
   type NatsConnection,
 } from 'nats';
+import { dependencies, describeFailure, unavailableDependency } from '@ziti/errors';
 import { natsConsumerPending } from '@ziti/metrics';
 import { consumed } from './consumed.js';
 import {
@@ -57,6 +59,8 @@ const codec = JSONCodec<ChangeEvent>();
 const DUPLICATE_WINDOW_MS = 2 * 60_000;
 /** Messages pulled ahead per durable subscription; small so replicas share work and acks stay timely. */
 const DURABLE_PREFETCH = 8;
+/** Longest pause between the runs of a handler that fails because a dependency is down (and of a stop's wait for it). */
+const OUTAGE_RETRY_MAX_MS = 2_000;
 
 /**
  * The NATS JetStream event bus.
@@ -71,13 +75,19 @@ const DURABLE_PREFETCH = 8;
  * - `subscribeDurable(group, …)` uses a durable pull consumer named `<group>__<source|all>__<hash
  *   of types>` (see `durableName`), explicit ack, deliver-all on first creation. The event is
  *   acked after the handler resolves; a throw naks it with exponential delay (`retryBaseMs`…
- *   `retryMaxMs`); after `maxDeliver` deliveries it is logged and terminated. Replicas of a group
+ *   `retryMaxMs`); after `maxDeliver` deliveries it is logged and terminated. A throw because a
+ *   dependency is down is not one of those: the handler runs again in place until it is back
+ *   (see `handleThroughOutage`), so an outage drops no event. Replicas of a group
  *   pull from the same consumer, so each event is handled by one of them. The consumer has one
  *   filter subject (nats-server 2.9): exact for a single type pattern, otherwise
  *   `<prefix>.<source|*>.>` with the other types filtered (and acked) in code.
  * - `subscribeBroadcast` uses an ordered (ephemeral, client-tracked) consumer with deliver-policy
  *   `new`: each subscriber sees every event stored after it subscribed, exactly once per stored
  *   event, resuming after reconnects. Handler errors are logged, not retried.
+ * - The connection is watched (`status()`): a disconnect logs one `dependency nats lost` line
+ *   (`dependencies` of `@ziti/errors`), `publish` then fails at once (`BUS_UNAVAILABLE`) and
+ *   `onConnectionChange` listeners (the outbox relays) hold their events; the reconnect logs the
+ *   return, with the count of events held back meanwhile, and tells the listeners.
  * - `close()` stops the subscriptions (waiting for running handlers) and drains the connection.
  */
 export async function createNatsBus(opts: NatsBusOptions): Promise<EventBus> {
@@ -89,7 +99,8 @@ export async function createNatsBus(opts: NatsBusOptions): Promise<EventBus> {
   const maxDeliver = opts.maxDeliver ?? 20;
   const ackWaitMs = opts.ackWaitMs ?? 30_000;
 
-  const nc = await connect({ servers: opts.url.split(','), name: opts.name, maxReconnectAttempts: -1 });
+  // Retried every half second while the server is away, so the bus is back soon after it is.
+  const nc = await connect({ servers: opts.url.split(','), name: opts.name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
   try {
     const jsm = await nc.jetstreamManager();
     await ensureStream(jsm, stream, prefix, opts.maxAgeMs ?? 24 * 3600_000);
@@ -157,6 +168,8 @@ interface BusConfig {
 
 class NatsBus implements EventBus {
   private readonly subs = new Set<Subscription>();
+  private readonly connectionListeners = new Set<(connected: boolean) => void>();
+  private connected = true;
   private closed = false;
 
   constructor(
@@ -169,11 +182,34 @@ class NatsBus implements EventBus {
       const err = await nc.closed();
       if (err && !this.closed) cfg.log('NATS connection closed with an error', err);
     })();
+    void this.watchConnection();
+  }
+
+  /** Follows the connection's status until it closes (see the class comment). */
+  private async watchConnection(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (this.closed) break;
+      if (s.type === Events.Disconnect && this.connected) {
+        this.connected = false;
+        dependencies.lost('nats', `disconnected from ${String(s.data)}`);
+        for (const l of this.connectionListeners) l(false);
+      } else if (s.type === Events.Reconnect && !this.connected) {
+        this.connected = true;
+        dependencies.up('nats');
+        for (const l of this.connectionListeners) l(true);
+      }
+    }
+  }
+
+  onConnectionChange(listener: (connected: boolean) => void): () => void {
+    this.connectionListeners.add(listener);
+    return () => this.connectionListeners.delete(listener);
   }
 
   async publish(event: ChangeEvent): Promise<void> {
     this.assertOpen();
     assertPublishable(event);
+    if (!this.connected) throw Object.assign(new Error('the event bus is disconnected'), { code: 'BUS_UNAVAILABLE' });
     await this.js.publish(eventSubject(this.cfg.prefix, event), codec.encode(event), {
       msgID: event.id,
       expect: { streamName: this.cfg.stream },
@@ -217,7 +253,9 @@ class NatsBus implements EventBus {
         try {
           await consumed('broadcast', handler)(event);
         } catch (err) {
-          this.cfg.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err);
+          const down = unavailableDependency(err);
+          if (down) dependencies.failed(down, describeFailure(err));
+          else this.cfg.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err);
         }
       },
       () => consumer.delete().then(() => undefined),
@@ -238,13 +276,13 @@ class NatsBus implements EventBus {
   /** Runs the message loop of a subscription and returns its handle. */
   private track(
     messages: ConsumerMessages,
-    onMessage: (m: JsMsg, stopping: boolean) => Promise<void>,
+    onMessage: (m: JsMsg, stopping: () => boolean) => Promise<void>,
     cleanup?: () => Promise<void>,
   ): Subscription {
     let stopping = false;
     const loop = (async () => {
       try {
-        for await (const m of messages) await onMessage(m, stopping);
+        for await (const m of messages) await onMessage(m, () => stopping);
       } catch (err) {
         if (!stopping) this.cfg.log('event subscription ended with an error', err);
       }
@@ -263,8 +301,8 @@ class NatsBus implements EventBus {
     return sub;
   }
 
-  private async handleDurable(name: string, filter: EventFilter, handler: EventHandler, m: JsMsg, stopping: boolean) {
-    if (stopping) {
+  private async handleDurable(name: string, filter: EventFilter, handler: EventHandler, m: JsMsg, stopping: () => boolean) {
+    if (stopping()) {
       m.nak(); // prefetched but not started: hand it straight back to the other replicas
       return;
     }
@@ -277,9 +315,13 @@ class NatsBus implements EventBus {
       return;
     }
     try {
-      await handler(event);
+      await this.handleThroughOutage(handler, event, m, stopping);
     } catch (err) {
       const n = m.info.deliveryCount;
+      if (unavailableDependency(err)) {
+        m.nak(); // the subscription stops during an outage: another replica takes it over
+        return;
+      }
       if (n >= this.cfg.maxDeliver) {
         this.cfg.log(`consumer ${name}: dropping ${event.type} ${event.id} after ${n} failed deliveries`, err);
         m.term();
@@ -293,6 +335,28 @@ class NatsBus implements EventBus {
       await m.ackAck();
     } catch (err) {
       this.cfg.log(`consumer ${name}: ack of ${event.id} failed; it will be redelivered`, err);
+    }
+  }
+
+  /**
+   * Runs the handler; while it fails because a dependency is down (`unavailableDependency`), runs
+   * it again here, keeping the message in progress (`working()`) and counting each failure for the
+   * outage's one log line, so that an outage longer than `maxDeliver` redeliveries drops nothing
+   * (the consumer's later events wait behind it, in order). Throws that failure once the
+   * subscription stops, and any other failure at once.
+   */
+  private async handleThroughOutage(handler: EventHandler, event: ChangeEvent, m: JsMsg, stopping: () => boolean): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await handler(event);
+        return;
+      } catch (err) {
+        const down = unavailableDependency(err);
+        if (!down || stopping() || this.closed) throw err;
+        dependencies.failed(down, describeFailure(err));
+        m.working();
+        await new Promise((r) => setTimeout(r, backoffMs(attempt, this.cfg.retryBaseMs, Math.min(this.cfg.retryMaxMs, OUTAGE_RETRY_MAX_MS))));
+      }
     }
   }
 

@@ -225,6 +225,8 @@ describe('outbox relay', () => {
       const relayPool = pool();
       const marks = countingMarks(relayPool);
       const r = relay(relayPool, counting.bus, { pollIntervalMs: 60_000, markDelayMs: 60_000 });
+      // Until a flush found the outbox empty, handed-over events go behind whatever it may hold.
+      await r.flush();
       const writer = pool();
       const first = Array.from({ length: 3 }, (_, i) => newChangeEvent('identity-auth', 'identity.updated', { i }));
       const second = [newChangeEvent('identity-auth', 'identity.updated', { i: 3 })];
@@ -279,6 +281,30 @@ describe('outbox relay', () => {
       await writeOutboxEvents(writer, [event]);
       await r.flush();
       expect(counting.calls.get(event.id)).toBe(1);
+      expect(await unpublished(writer)).toBe(0);
+    });
+
+    it('publishes nothing after commit ahead of older events still unpublished: the backlog goes first, in commit order', async () => {
+      // Two failures: the publish after commit, then the flush that publish failure starts.
+      const counting = countingBus(natsBus, 2);
+      logs.length = 0;
+      const r = relay(pool(), counting.bus, { pollIntervalMs: 60_000, markDelayMs: 10 });
+      await r.flush(); // the start's flush found the outbox empty
+      const writer = pool();
+      const inWriter = <T>(callback: (c: Pick<Pool, 'query'>) => Promise<T>) => transaction(writer, callback);
+      const execute = (c: Pick<Pool, 'query'>, text: string, values: unknown[]) => c.query(text, values);
+      const write = (n: number) => {
+        const event = newChangeEvent('identity-auth', 'identity.updated', { identityId: 'same', n });
+        return runWithOutbox(r, inWriter, execute, async (_c, emit) => emit([event])).then(() => event);
+      };
+      // The first event stays in the outbox (no flush is due for a minute); the next commits must wait behind it.
+      const first = await write(1);
+      await waitFor(() => logs.some((l) => l.includes('flush failed')), 'the failed publish and flush');
+      const second = await write(2);
+      const third = await write(3);
+      await waitFor(() => counting.order.length === 3, 'all three on the bus');
+      expect(counting.order).toEqual([first.id, second.id, third.id]);
+      await r.flush();
       expect(await unpublished(writer)).toBe(0);
     });
 
@@ -357,6 +383,7 @@ describe('outbox relay', () => {
     it('leaves the events it could not publish to the next flush, in order', async () => {
       const counting = countingBus(natsBus, 1);
       const r = relay(pool(), counting.bus, { pollIntervalMs: 60_000, markDelayMs: 10 });
+      await r.flush(); // the outbox is known empty: the handover is published right after commit
       const writer = pool();
       const events = [newChangeEvent('policy', 'service.updated', { n: 1 }), newChangeEvent('policy', 'service.updated', { n: 2 })];
       await r.publishOnCommit(events, inTransaction(writer, (q) => writeOutboxEvents(q, events)));

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { dependencies, describeFailure, unavailableDependency } from '@ziti/errors';
 import { outboxBacklog, outboxPublished, outboxPublishLag } from '@ziti/metrics';
 import { assertPublishable, assertSource, assertType, defaultLog, type Logger } from './subjects.js';
 import type { ChangeEvent, EventBus } from './types.js';
@@ -156,7 +157,10 @@ export interface OutboxRelay {
   /** Flush now (call after a commit that wrote events). Bursts of calls coalesce. */
   notify(): void;
   /**
-   * Publishes `events` as soon as `commit` resolves, instead of leaving them for a flush to find.
+   * Publishes `events` as soon as `commit` resolves (after the events of earlier commits), instead
+   * of leaving them for a flush to find; but while older events of the outbox are unpublished (a
+   * failed publish, the bus away, rows found by a flush) they are left to the flushes, which
+   * publish the backlog in `occurred_at` order.
    * `commit` is the write that inserted exactly these events into the outbox; it must settle only
    * once its transaction has committed (or failed). Call this before the write can commit (in the
    * same turn as starting it, or from inside its transaction): from then on, flushes of this relay
@@ -212,6 +216,14 @@ const CLEANUP_EVERY_MS = 5 * 60_000;
  * batches; this relay's flushes skip them meanwhile. Should the process stop between the commit
  * and the mark, a later flush (of any replica) publishes them again, and the bus drops the
  * duplicate by event id, as after a crash between publish and commit above.
+ *
+ * Commit order holds across failures: publishes after commit run one at a time in the order the
+ * commits resolved, never while a flush runs, and only while the outbox has no backlog (none at
+ * start is assumed until a flush finds the table empty). Otherwise the events are released to the
+ * flushes, which run until a claim finds nothing. A bus that reports its connection
+ * (`onConnectionChange`) is not published to while it is away: the events are held in the
+ * outbox (counted for the `nats` outage line of `dependencies`) and flushed the moment it is back.
+ * Database outages are reported to `dependencies` too, not logged per failed tick.
  */
 export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const { pool, bus } = opts;
@@ -238,6 +250,26 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let markTimer: NodeJS.Timeout | undefined;
   let marking: Promise<void> | null = null;
   const publishing = new Set<Promise<void>>();
+  // Publishes after commit, one at a time, in the order the commits resolved.
+  let queue: Promise<void> = Promise.resolve();
+  // Unpublished rows may be in the table (until a flush finds it empty): new events go behind them.
+  let backlog = true;
+  // The bus said it lost its server: nothing is published until it says it is back.
+  let busDown = false;
+  const unwatch = bus.onConnectionChange?.((connected) => {
+    busDown = !connected;
+    if (connected) trigger();
+  });
+
+  /**
+   * Logs a failure, or tells `dependencies` of the outage it shows (a retried background step is
+   * not counted as a failed operation: the events it carries are what is held back).
+   */
+  function report(message: string, err: unknown): void {
+    const dependency = unavailableDependency(err);
+    if (dependency) dependencies.lost(dependency, describeFailure(err));
+    else log(message, err);
+  }
 
   const claimSql =
     `SELECT "id", "type", "source", "data", "occurred_at" FROM ${table} WHERE "published_at" IS NULL ` +
@@ -301,19 +333,28 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   }
 
   async function runOnce(): Promise<void> {
+    if (busDown) return;
+    // A publish after commit under way (one started before the bus went away, say) ends first.
+    await queue;
     try {
-      while (!stopped && (await flushBatch()) >= batchSize) {
-        // full batch: more may be waiting
+      // Until a claim finds nothing: events released meanwhile are newer than those claimed.
+      while (!stopped && !busDown) {
+        if ((await flushBatch()) === 0) {
+          backlog = false;
+          break;
+        }
+        backlog = true;
       }
     } catch (err) {
-      log('outbox relay: flush failed, retrying on the next tick', err);
+      backlog = true;
+      report('outbox relay: flush failed, retrying on the next tick', err);
     }
     if (stopped || Date.now() - lastCleanup < CLEANUP_EVERY_MS) return;
     lastCleanup = Date.now();
     try {
       await pool.query(cleanupSql, [retainMs / 1000]);
     } catch (err) {
-      log('outbox relay: deleting old published rows failed', err);
+      report('outbox relay: deleting old published rows failed', err);
     }
   }
 
@@ -328,11 +369,15 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     }
   }
 
-  /** Publishes handed-over events in order; those not published are released to the flushes. */
+  /**
+   * Publishes handed-over events in order; those not published are released to the flushes. Only
+   * when nothing older can be waiting: otherwise all of them are released.
+   */
   async function publishHeld(events: ChangeEvent<unknown>[]): Promise<void> {
     let i = 0;
+    if (busDown) dependencies.failed('nats', 'event bus disconnected', events.length);
     try {
-      for (; i < events.length && !stopped; i++) {
+      for (; i < events.length && !stopped && !backlog && !busDown && !inFlight; i++) {
         const event = events[i] as ChangeEvent;
         if (publishable(event)) {
           await bus.publish(event);
@@ -340,7 +385,8 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         }
       }
     } catch (err) {
-      log('outbox relay: publishing after commit failed, leaving the rest to the next flush', err);
+      backlog = true;
+      report('outbox relay: publishing after commit failed, leaving the rest to the next flush', err);
     }
     for (let j = 0; j < events.length; j++) {
       if (j < i) toMark.push(events[j]!.id);
@@ -371,7 +417,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
           for (const id of ids) held.delete(id);
         },
         (err: unknown) => {
-          log('outbox relay: marking published events failed, retrying', err);
+          report('outbox relay: marking published events failed, retrying', err);
           toMark = ids.concat(toMark);
         },
       )
@@ -430,10 +476,11 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       const forget = () => {
         for (const e of events) held.delete(e.id);
       };
-      const published = commit.then(
-        () => publishHeld(events),
-        forget,
-      );
+      const published = commit.then(() => {
+        const turn = queue.then(() => publishHeld(events));
+        queue = turn;
+        return turn;
+      }, forget);
       publishing.add(published);
       void published.finally(() => publishing.delete(published));
       return commit;
@@ -447,6 +494,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     },
     async stop() {
       stopped = true;
+      unwatch?.();
       clearTimeout(timer);
       await inFlight;
       await settleMarks();

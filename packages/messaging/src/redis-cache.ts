@@ -1,6 +1,7 @@
+import { dependencies, describeFailure } from '@ziti/errors';
 import Redis from 'ioredis';
 import { assertTtl } from './memory-cache.js';
-import { defaultLog, type Logger } from './subjects.js';
+import type { Logger } from './subjects.js';
 import type { Cache } from './types.js';
 
 /** INCR, and the window's expiry on the first increment only (one script: atomic, one round trip). */
@@ -12,7 +13,7 @@ return n`;
 export interface RedisCacheOptions {
   /** Prepended to every key (e.g. `ziti:gateway:`), so several users can share one Redis. */
   keyPrefix?: string;
-  /** Where connection trouble is reported (once per outage). Default console.error. */
+  /** Where connection trouble is reported (once per outage). Default the `dependencies` monitor of `@ziti/errors`. */
   log?: Logger;
 }
 
@@ -33,13 +34,20 @@ export async function createRedisCache(url: string, opts: RedisCacheOptions = {}
     // No retries before the first connection (fail fast); afterwards reconnect forever.
     retryStrategy: (times) => (started ? Math.min(times * 200, 2_000) : null),
   });
-  // ioredis reconnects by itself; report the first error of each outage only (the first
-  // connection's failure is reported by rejecting instead).
-  const log = opts.log ?? defaultLog;
+  // ioredis reconnects by itself; an outage is reported once each way by the process's
+  // `dependencies` monitor, or to `log` when given (the first connection's failure is reported by
+  // rejecting instead).
+  const log = opts.log;
   let healthy = false;
-  redis.on('ready', () => (healthy = true));
+  redis.on('ready', () => {
+    if (started && !healthy && !log) dependencies.up('redis');
+    healthy = true;
+  });
   redis.on('error', (err) => {
-    if (healthy) log('Redis connection error (reconnecting)', err);
+    if (healthy) {
+      if (log) log('Redis connection error (reconnecting)', err);
+      else dependencies.lost('redis', describeFailure(err));
+    }
     healthy = false;
   });
   try {

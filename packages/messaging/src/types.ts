@@ -46,6 +46,12 @@ export interface EventBus {
    * Returns at once; a failure is logged. The in-process bus has no outside listeners: it drops it.
    */
   publishRecord(name: string, record: object): void;
+  /**
+   * Calls `listener(false)` when a networked bus loses its server and `listener(true)` once it is
+   * back; returns the unsubscribe. While it is away `publish` fails at once (code
+   * `BUS_UNAVAILABLE`) instead of waiting for a timeout. Absent on a bus that cannot disconnect.
+   */
+  onConnectionChange?(listener: (connected: boolean) => void): () => void;
   close(): Promise<void>;
 }
 

@@ -41,18 +41,18 @@ describe('gateway without a reachable upstream', () => {
     }
   });
 
-  it('answers 503 TIMEOUT when the upstream refuses connections', async () => {
+  it('answers 503 SERVICE_UNAVAILABLE when the upstream refuses connections', async () => {
     const gw = await start({ 'identity-auth': 'http://127.0.0.1:1' });
     try {
       const r = await call(gw, { method: 'POST', path: '/authenticate?method=password', body: '{}' });
       expect(r.status).toBe(503);
-      expect(r.json.error.code).toBe('TIMEOUT');
+      expect(r.json.error.code).toBe('SERVICE_UNAVAILABLE');
     } finally {
       await gw.stop();
     }
   });
 
-  it('answers 503 TIMEOUT when identity-auth is unreachable', async () => {
+  it('answers 503 SERVICE_UNAVAILABLE when identity-auth is unreachable', async () => {
     const gw = await startGateway({
       bus, cache, internalSecret: SECRET, listen: { host: '127.0.0.1', port: 0 }, dataDir, upstreams: {},
       identityAuthGrpc: '127.0.0.1:1', log: () => undefined,
@@ -60,7 +60,7 @@ describe('gateway without a reachable upstream', () => {
     try {
       const r = await call(gw, { path: '/current-identity', headers: { 'zt-session': 'good' } });
       expect(r.status).toBe(503);
-      expect(r.json.error.code).toBe('TIMEOUT');
+      expect(r.json.error.code).toBe('SERVICE_UNAVAILABLE');
       expect(r.headers['www-authenticate']).toBeUndefined();
     } finally {
       await gw.stop();

@@ -26,6 +26,7 @@ import { IntegrityRunner } from './integrity/runner.js';
 import { type RemotePki, type TlsCredentials, remotePki } from './pki/remote.js';
 import { loadOrCreatePki, requiredSans } from './pki/store.js';
 import { countEntities, createSnapshotter, defaultSnapshotDir, maintenanceClients, snapshotHandler, summaryHandler } from './maintenance/index.js';
+import { type ContextReadiness, watchContextReadiness } from './health/readiness.js';
 
 export const SERVICE_NAME = 'gateway';
 
@@ -117,6 +118,11 @@ export interface GatewayDeps {
    * `<bus prefix>.<namespace>` (NATS) and in `file`, made once per cluster. Default none.
    */
   events?: EventStreamConfig;
+  /**
+   * How often each context of `contextGrpc` is asked whether it can serve (its `HealthService`);
+   * `/ziti-internal/readyz` answers 503 while one cannot. Default 1 s.
+   */
+  readinessPollMs?: number;
   /** How long in-flight requests may run once `stop()` began; default `ZITI_SHUTDOWN_GRACE_SECONDS` (`shutdownGraceMs` of `@ziti/http-kit`). */
   shutdownGraceMs?: number;
   log?: (m: string) => void;
@@ -299,6 +305,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }
     log(`event stream: ${deps.events.namespaces.join(', ')}${deps.events.file ? ` (also to ${deps.events.file})` : ''}`);
   }
+  const contextGrpc = Object.fromEntries(Object.entries(deps.contextGrpc ?? {}).filter((e): e is [string, string] => !!e[1]));
+  const readiness: ContextReadiness | undefined =
+    Object.keys(contextGrpc).length > 0 ? watchContextReadiness(contextGrpc, deps.readinessPollMs) : undefined;
+  if (readiness) {
+    closers.push(readiness.stop);
+    await readiness.poll();
+  }
   handle = createGatewayApp({
     instanceId,
     version,
@@ -316,6 +329,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     swaggerJson: info.specJson,
     // Not ready from the moment the process began to shut down (SIGTERM), before this listener drains.
     draining: () => drain.draining() || processShuttingDown(),
+    contextsReady: readiness?.ready,
     console: zac,
     clientAddress,
     loginGuard,

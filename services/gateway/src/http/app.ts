@@ -58,6 +58,8 @@ export interface GatewayAppOptions {
   swaggerJson(api: EdgeApiName): string;
   /** True once shutdown began: readiness fails and connections are not kept alive. */
   draining(): boolean;
+  /** Whether every context can serve (`health/readiness.ts`); readiness fails while not. Default always. */
+  contextsReady?: () => boolean;
   /** The client's address, determined once per request (`http/client-address.ts`); default the socket's peer. */
   clientAddress?: (req: IncomingMessage) => string;
   /** Login and enrollment limits, applied just before a request goes to its context (`limits/login-guard.ts`). */
@@ -109,7 +111,7 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
     const collapsed = path.replace(/\/{2,}/g, '/');
     if (collapsed === HEALTH_PATHS.live) return sendJson(res, { service: 'gateway', status: 'ok' });
     if (collapsed === HEALTH_PATHS.ready) {
-      const ready = !opts.draining();
+      const ready = !opts.draining() && (opts.contextsReady?.() ?? true);
       res.statusCode = ready ? 200 : 503;
       return sendJson(res, { service: 'gateway', ready });
     }

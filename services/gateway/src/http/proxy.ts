@@ -1,6 +1,6 @@
 import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { ApiError } from '@ziti/errors';
+import { ApiError, dependencies } from '@ziti/errors';
 import { type HttpApp, INTERNAL_HEADER_PREFIX, RESPONSE_EVENT_HEADERS, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
 import { localHttpApp } from '@ziti/service-kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
@@ -16,6 +16,8 @@ export interface ProxiedRequest extends IncomingMessage {
   zitiOperation?: string;
   /** The response events (`RESPONSE_EVENT_HEADERS`) taken off the context's answer, by header. */
   zitiResponseEvents?: Record<string, string>;
+  /** Set when the upstream accepted the request and did not answer within `UPSTREAM_TIMEOUT_MS`. */
+  zitiUpstreamTimedOut?: boolean;
 }
 
 /**
@@ -36,8 +38,16 @@ export function noUpstreamError(owner: string): ApiError {
   });
 }
 
-function upstreamError(owner: string, err: Error & { code?: string }): ApiError {
-  return ApiError.of('TIMEOUT', { cause: { code: 'UNHANDLED', message: `${owner} did not answer: ${err.code ?? err.message}` } });
+/**
+ * What a failed proxy request answers: 503 TIMEOUT when the context took the request and did not
+ * answer in time, 503 SERVICE_UNAVAILABLE (counted for its outage) when it could not be reached
+ * or dropped the connection.
+ */
+function upstreamError(owner: string, err: Error & { code?: string }, timedOut: boolean): ApiError {
+  const cause = { code: 'UNHANDLED', message: `${owner} did not answer: ${err.code ?? err.message}` };
+  if (timedOut) return ApiError.of('TIMEOUT', { cause });
+  dependencies.failed(`context ${owner}`, err.code ?? err.message);
+  return ApiError.of('SERVICE_UNAVAILABLE', { cause });
 }
 
 /**
@@ -153,7 +163,8 @@ function takeResponseEvents(req: ProxiedRequest, res: ServerResponse): void {
  * included, every `Authorization` line), the gateway's own `x-forwarded-*` (the client address it
  * determined; whatever forwarding headers the caller sent are dropped, see
  * `replaceForwardedHeaders`), and the body the gateway buffered.
- * Upstream failures and timeouts become 503 `TIMEOUT` in the envelope; `x-ziti-*` response headers
+ * An upstream that cannot be reached becomes 503 `SERVICE_UNAVAILABLE`, one that does not answer in
+ * time 503 `TIMEOUT`, both in the envelope; `x-ziti-*` response headers
  * never leave the gateway.
  * When the context's app listens in this process, requests go to it directly instead.
  */
@@ -175,6 +186,7 @@ export function createUpstreamProxy(
     proxyTimeout: UPSTREAM_TIMEOUT_MS,
     on: {
       proxyReq: (proxyReq: ClientRequest, req: ProxiedRequest) => {
+        proxyReq.once('timeout', () => (req.zitiUpstreamTimedOut = true));
         const authorization = repeatedAuthorization(req);
         if (authorization) proxyReq.setHeader('authorization', authorization);
         const body = req.zitiBody;
@@ -195,9 +207,10 @@ export function createUpstreamProxy(
         keepRepeatedHeaders(proxyRes);
       },
       error: (err: Error, req: ProxiedRequest, res: ServerResponse | Socket) => {
-        log(`proxy to ${owner} failed for ${req.method} ${req.url}: ${(err as { code?: string }).code ?? err.message}`);
+        const timedOut = req.zitiUpstreamTimedOut === true;
+        if (timedOut) log(`proxy to ${owner} timed out for ${req.method} ${req.url} [${req.zitiRequestId ?? ''}]`);
         if (res instanceof ServerResponse && !res.headersSent) {
-          sendError(res, upstreamError(owner, err), req.zitiRequestId ?? '');
+          sendError(res, upstreamError(owner, err, timedOut), req.zitiRequestId ?? '');
         } else {
           res.destroy();
         }

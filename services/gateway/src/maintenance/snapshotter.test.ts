@@ -48,7 +48,7 @@ describe('POST /database/snapshot handler', () => {
   it('answers 503 when no context is configured, and when a context cannot be reached', async () => {
     await expect(createSnapshotter({ contextGrpc: {}, snapshotDir: '/nonexistent' }).take()).rejects.toMatchObject({ status: 503 });
     const unreachable = createSnapshotter({ contextGrpc: { 'identity-auth': '127.0.0.1:1' }, snapshotDir: '/nonexistent' });
-    await expect(unreachable.take()).rejects.toMatchObject({ code: 'TIMEOUT', status: 503 });
+    await expect(unreachable.take()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
     unreachable.close();
   });
 });

@@ -23,7 +23,8 @@ export interface Snapshotter {
    * Takes a snapshot of every context's schema in one transaction view and writes it to one file
    * (`<snapshotDir>/ziti-db-YYYYMMDD-HHMMSS.jsonl.gz`). No rate limit: the data integrity fix
    * calls it before it repairs anything; `POST /database/snapshot` adds the once-a-minute limit.
-   * Rejects with an ApiError (503 `TIMEOUT` when a context does not answer); no file is left then.
+   * Rejects with an ApiError (503 `TIMEOUT` when a context does not answer in time, 503
+   * `SERVICE_UNAVAILABLE` when one cannot be reached); no file is left then.
    */
   take(): Promise<{ path: string }>;
   close(): void;
