@@ -39,7 +39,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { startController } from '@ziti/controller';
 import { loadGuardConfig } from '@ziti/gateway';
 import { hashPassword, verifyPassword } from '@ziti/identity-auth/dist/domain/password.js';
-import { createTestDatabase } from '@ziti/test-kit';
+import { createTestDatabase, deleteStream } from '@ziti/test-kit';
 import { type CpuSplit, type CpuSum, addCpu, currentTid, emptyCpu, perOperation, sampleCpu } from './cpu.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 5);
@@ -217,6 +217,7 @@ async function main(): Promise<void> {
     agent.destroy();
     await ctl.stop();
     await db?.drop().catch(() => undefined);
+    if (real) await deleteStream(process.env.NATS_URL, `ZITI_BENCH_${suffix}`).catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true });
   }
 }

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type ControllerOptions, type RunningController, startController } from '@ziti/controller/dist/controller.js';
-import { createTestDatabase, testInfra, type TestDatabase, type TestInfra } from '@ziti/test-kit';
+import { createTestDatabase, deleteStream, testInfra, type TestDatabase, type TestInfra } from '@ziti/test-kit';
 import { auth, EdgeApi } from './clients.js';
 import { HttpClient } from './http.js';
 
@@ -120,14 +120,3 @@ export function useController(extra: Partial<ControllerOptions> = {}): () => Tes
   };
 }
 
-/** Removes a test controller's JetStream stream (`nats` is @ziti/messaging's client). */
-async function deleteStream(natsUrl: string | undefined, stream: string | undefined): Promise<void> {
-  if (!natsUrl || !stream) return;
-  const { connect } = require('nats') as typeof import('nats');
-  const nc = await connect({ servers: natsUrl });
-  try {
-    await (await nc.jetstreamManager()).streams.delete(stream);
-  } finally {
-    await nc.close();
-  }
-}

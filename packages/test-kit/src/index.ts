@@ -3,3 +3,4 @@ export { type TestDatabase, createTestDatabase } from './database.js';
 export { type ServiceShapeSubject, describeServiceShape } from './service-shape.js';
 export { type OwnServer, freePort, startOwnNats, startOwnPostgres, startOwnRedis } from './own-servers.js';
 export { type BalancedPort, READINESS, startOwnBalancers } from './balancer.js';
+export { deleteStream } from './streams.js';
