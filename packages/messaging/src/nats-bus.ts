@@ -14,7 +14,7 @@ import {
   type NatsConnection,
 } from 'nats';
 import { natsConsumerPending } from '@ziti/metrics';
-import { consumed } from './consumed.js';
+import { consumed, inEventRequest } from './consumed.js';
 import {
   assertPublishable,
   backoffMs,
@@ -48,7 +48,7 @@ export interface NatsBusOptions {
   maxDeliver?: number;
   /** Durable consumers: time a handler may take before the event is redelivered. Default 30 s. */
   ackWaitMs?: number;
-  /** Where handler failures and other non-fatal problems are reported. Default console.error. */
+  /** Where handler failures and other non-fatal problems are reported. Default the `messaging` log. */
   log?: Logger;
 }
 
@@ -195,11 +195,13 @@ class NatsBus implements EventBus {
       async (m) => {
         const event = this.decode(m);
         if (!event || !filter.matches(event)) return;
-        try {
-          await consumed('broadcast', handler)(event);
-        } catch (err) {
-          this.cfg.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err);
-        }
+        await inEventRequest(event, async () => {
+          try {
+            await consumed('broadcast', handler)(event);
+          } catch (err) {
+            this.cfg.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err);
+          }
+        });
       },
       () => consumer.delete().then(() => undefined),
     );
@@ -257,6 +259,12 @@ class NatsBus implements EventBus {
       m.ack();
       return;
     }
+    // Its failures are logged with the id of the request that caused it.
+    await inEventRequest(event, () => this.settleDurable(name, handler, m, event));
+  }
+
+  /** Runs the handler and acks the message, or naks it for a retry (terminates it after `maxDeliver`). */
+  private async settleDurable(name: string, handler: EventHandler, m: JsMsg, event: ChangeEvent): Promise<void> {
     try {
       await handler(event);
     } catch (err) {

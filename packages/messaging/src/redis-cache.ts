@@ -12,7 +12,7 @@ return n`;
 export interface RedisCacheOptions {
   /** Prepended to every key (e.g. `ziti:gateway:`), so several users can share one Redis. */
   keyPrefix?: string;
-  /** Where connection trouble is reported (once per outage). Default console.error. */
+  /** Where connection trouble is reported (once per outage). Default the `messaging` log. */
   log?: Logger;
 }
 
