@@ -1,3 +1,4 @@
+import { logger } from '@ziti/log';
 import { contextOfSchema, dbQueryDuration, secondsSince, trackPool } from '@ziti/metrics';
 import { performance } from 'node:perf_hooks';
 import { Pool, type PoolConfig } from 'pg';
@@ -11,7 +12,7 @@ export function createSchemaPool(
   databaseUrl: string,
   schema: string,
   extra: PoolConfig = {},
-  onError: (err: Error) => void = (err) => console.error(`[db:${schema}] idle client error: ${err.message}`),
+  onError: (err: Error) => void = (err) => logger(contextOfSchema(schema)).error({ err }, `idle database client of schema ${schema} failed`),
 ): Pool {
   const options = [`-c search_path="${schema}"`, extra.options].filter(Boolean).join(' ');
   const pool = new Pool({ connectionString: databaseUrl, max: 10, ...extra, options });
