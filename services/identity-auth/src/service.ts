@@ -53,6 +53,7 @@ import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { cacheMfaGuardStore } from './store/mfa-guard-cache.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
+import { lineLogger, logger } from '@ziti/log';
 
 /** What the identity-auth context needs from its host (the standalone main or the all-in-one launcher). */
 export interface IdentityAuthDeps {
@@ -122,8 +123,8 @@ async function storeAdminPassword(dataDir: string, password: string, username: s
   const file = join(dataDir, 'admin-password');
   await writeFile(file, `${password}\n`, { mode: 0o600 });
   await chmod(file, 0o600);
-  log(`identity-auth: created the default admin "${username}" with the generated password: ${password}`);
-  log(`identity-auth: the password is also stored in ${file} (mode 0600); it is not shown again`);
+  // The password itself is never logged: log lines are shipped and kept where secrets must not be.
+  log(`identity-auth: created the default admin "${username}" with a generated password, stored in ${file} (mode 0600)`);
 }
 
 function schemaHint(err: unknown): unknown {
@@ -136,7 +137,7 @@ function schemaHint(err: unknown): unknown {
 
 /** Composition root of identity-auth: stores, managers, HTTP and gRPC. */
 export async function startService(deps: IdentityAuthDeps): Promise<RunningService> {
-  const log = deps.log ?? ((m: string) => console.log(m));
+  const log = deps.log ?? lineLogger(logger(SERVICE_NAME));
   const instanceId = deps.instanceId || hostname();
   validateDefaultAdminSpec(deps.admin);
   const db = openDatabase(deps.databaseUrl);

@@ -26,6 +26,7 @@ import { trustHandlers } from './http/trust.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
+import { lineLogger, logger } from '@ziti/log';
 
 /** What the composition root needs from its host (standalone `main.ts` or the all-in-one controller). */
 export interface ServiceDeps {
@@ -72,7 +73,7 @@ function schemaHint(err: unknown): unknown {
  * of the Edge API, its gRPC service, the outbox relay and its durable event consumers.
  */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const log = deps.log ?? ((m: string) => console.log(m));
+  const log = deps.log ?? lineLogger(logger(SERVICE_NAME));
   const db = openDatabase(deps.databaseUrl, log);
   const closers: (() => Promise<unknown>)[] = [() => db.close()];
   const stop = async () => {

@@ -19,6 +19,7 @@ import { SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { CachePostureDataStore } from './store/posture-data-cache.js';
 import { PostureCheckRepository } from './store/posture-check-repo.js';
+import { lineLogger, logger } from '@ziti/log';
 
 export type { Address };
 
@@ -51,7 +52,7 @@ export interface RunningService {
  * data (shared cache), evaluation over gRPC, its outbox relay and its event consumers.
  */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const log = deps.log ?? console.error;
+  const log = deps.log ?? lineLogger(logger(SERVICE_NAME));
   const db = openDatabase(deps.databaseUrl, log);
   const ready = async () => (await db.pool.query('SELECT 1')).rowCount === 1;
   const closers: (() => Promise<unknown>)[] = [() => db.close()];
@@ -93,7 +94,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       maintenance(deps.databaseUrl, db.pool, log),
     ], 'posture');
     closers.push(() => grpc.stop());
-    deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
+    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };
   } catch (err) {
     await stop();

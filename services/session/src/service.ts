@@ -13,6 +13,7 @@ import { sessionIntegrity } from './grpc/integrity.js';
 import { sessionHandlers } from './http/sessions.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { ServiceUpdateRepository, SessionRepository } from './store/session-repo.js';
+import { lineLogger, logger } from '@ziti/log';
 
 export type { Address };
 
@@ -50,7 +51,7 @@ export interface RunningService {
  * its event consumers, and its part of the data integrity check. It publishes no events (no outbox relay).
  */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const log = deps.log ?? console.error;
+  const log = deps.log ?? lineLogger(logger(SERVICE_NAME));
   // A connection the server drops while idle (restart, failover) must not crash the process.
   const pool = createSchemaPool(deps.databaseUrl, SCHEMA, { max: deps.poolSize ?? 10 }, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
   const ready = async () => (await pool.query('SELECT 1')).rowCount === 1;
@@ -101,7 +102,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     };
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [integrityService(sessionIntegrity(pool, flushOutbox)), healthService(SERVICE_NAME, ready), maintenance(deps.databaseUrl, pool, log)], 'session');
     closers.push(() => grpc.stop());
-    deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
+    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };
   } catch (err) {
     await stop();

@@ -1,7 +1,8 @@
 import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError } from '@ziti/errors';
-import { type HttpApp, INTERNAL_HEADER_PREFIX, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
+import { type HttpApp, INTERNAL_HEADER_PREFIX, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, pathOf, sendError, signPrincipal } from '@ziti/http-kit';
+import { logger } from '@ziti/log';
 import { localHttpApp } from '@ziti/service-kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { replaceForwardedHeaders } from './client-address.js';
@@ -21,6 +22,8 @@ export interface ProxiedRequest extends IncomingMessage {
  * with its caller when the route is not anonymous.
  */
 export type UpstreamHandler = (req: ProxiedRequest, res: ServerResponse, principal?: RequestPrincipal) => void;
+
+const gatewayLog = logger('gateway');
 
 /** How long an upstream may take to answer (the controller's handler timeout). */
 export const UPSTREAM_TIMEOUT_MS = 10_000;
@@ -170,9 +173,10 @@ export function createUpstreamProxy(
         keepRepeatedHeaders(proxyRes);
       },
       error: (err: Error, req: ProxiedRequest, res: ServerResponse | Socket) => {
-        log(`proxy to ${owner} failed for ${req.method} ${req.url}: ${(err as { code?: string }).code ?? err.message}`);
+        // The path only: query values can hold secrets.
+        log(`proxy to ${owner} failed for ${req.method} ${pathOf(req.url)}: ${(err as { code?: string }).code ?? err.message}`);
         if (res instanceof ServerResponse && !res.headersSent) {
-          sendError(res, upstreamError(owner, err), req.zitiRequestId ?? '');
+          sendError(res, upstreamError(owner, err), req.zitiRequestId ?? '', gatewayLog);
         } else {
           res.destroy();
         }
@@ -185,7 +189,7 @@ export function createUpstreamProxy(
     if (app) return dispatchLocal(app, req, res, principal);
     replaceForwardedHeaders(req.headers, req.socket, req.zitiClientAddress);
     if (principal) req.headers[PRINCIPAL_HEADER] = signPrincipal(internalSecret, principal, req.zitiRequestId ?? '');
-    return handler(req, res, (err?: unknown) => sendError(res, err ?? noUpstreamError(owner), req.zitiRequestId ?? ''));
+    return handler(req, res, (err?: unknown) => sendError(res, err ?? noUpstreamError(owner), req.zitiRequestId ?? '', gatewayLog));
   };
   return { handler: routed, close: () => agent.destroy() };
 }
