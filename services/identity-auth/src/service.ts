@@ -213,6 +213,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     sweeper.unref();
     cleanup.push(async () => clearInterval(sweeper));
 
+    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop: stopAll };
   } catch (err) {
     await stopAll();

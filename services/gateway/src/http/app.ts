@@ -27,7 +27,7 @@ import {
 import { type Authenticator, type Resolved, bearerTokens, missingTokenError, sessionHeaders, sessionToken } from '../auth/authenticator.js';
 import { CLIENT_CERT_OPERATIONS, peerChain } from './client-cert.js';
 import type { ConsoleHandler } from './console.js';
-import { answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders } from './headers.js';
+import { REQUEST_ID_RESPONSE_HEADER, answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders } from './headers.js';
 import type { LocalHandler } from './informational.js';
 import { normalisePath, splitUrl } from './paths.js';
 import { type ProxiedRequest, type UpstreamHandler, noUpstreamError } from './proxy.js';
@@ -167,6 +167,7 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
     observeHttpRequest(res, 'gateway', () => req.zitiOperation);
     req.headers[REQUEST_ID_HEADER] = requestId;
     setServerHeaders(res, opts.instanceId, opts.version);
+    res.setHeader(REQUEST_ID_RESPONSE_HEADER, requestId);
     setCorsHeaders(req, res);
     if (opts.draining()) res.setHeader('connection', 'close');
     const startedAt = performance.now();
