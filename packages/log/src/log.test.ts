@@ -1,4 +1,4 @@
-import { configureLogging, currentRequestId, formatPretty, logSettings, logger, runWithRequest, scrubSecrets } from './index.js';
+import { configureLogging, currentRequestId, formatPretty, lineLogger, logSettings, logger, runWithRequest, scrubSecrets } from './index.js';
 
 /** A destination that keeps every line written to it. */
 function collector(): { lines: string[]; records(): Record<string, unknown>[]; write(line: string): void } {
@@ -86,6 +86,30 @@ describe('records', () => {
     expect(line.endsWith('\n') && line.indexOf('\n') === line.length - 1).toBe(true);
     expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} ERROR gateway request finished requestId=r1 err="Error: boom \(at .+\)" status=500\n$/);
     expect(formatPretty({ time: '2026-11-26T19:02:09.123Z', level: 'info', context: 'policy', msg: 'x', note: 'two words' })).toBe('19:02:09.123 INFO  policy x note="two words"\n');
+  });
+});
+
+describe('lineLogger', () => {
+  it('writes text lines as records at its level, without the context prefix they were written with', () => {
+    const out = collector();
+    configureLogging({ level: 'info', format: 'json', destination: out });
+    const line = lineLogger(logger('policy'), 'warn');
+    line('policy: SyncIdentity failed');
+    line('posture: not this context');
+    expect(out.records().map((r) => [r.level, r.context, r.msg])).toEqual([
+      ['warn', 'policy', 'SyncIdentity failed'],
+      ['warn', 'policy', 'posture: not this context'],
+    ]);
+  });
+
+  it('without a level: warn for a line that reports trouble, info for the rest', () => {
+    const out = collector();
+    configureLogging({ level: 'info', format: 'json', destination: out });
+    const line = lineLogger(logger('identity-auth'));
+    line('identity-auth: http http://127.0.0.1:1, grpc 127.0.0.1:2');
+    line('identity-auth: SyncIdentity(a1) failed, the identity event will converge it');
+    line('identity-auth: pki-enrollment unavailable');
+    expect(out.records().map((r) => r.level)).toEqual(['info', 'warn', 'warn']);
   });
 });
 

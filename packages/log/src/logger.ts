@@ -30,6 +30,8 @@ export interface LoggingOptions {
 
 /** The log methods of a context's logger (pino's signatures: `log.info('text')`, `log.error({ err }, 'text')`). */
 export interface Logger {
+  /** The `context` of its lines. */
+  readonly context: string;
   trace: pino.LogFn;
   debug: pino.LogFn;
   info: pino.LogFn;
@@ -131,7 +133,7 @@ class ContextLogger implements Logger {
   readonly error!: pino.LogFn;
   readonly fatal!: pino.LogFn;
 
-  constructor(private readonly context: string) {
+  constructor(readonly context: string) {
     for (const method of METHODS) {
       (this as Record<string, unknown>)[method] = (...args: unknown[]) => (this.current()[method] as (...a: unknown[]) => void)(...args);
     }
@@ -155,10 +157,29 @@ export function logger(context: string): Logger {
   return new ContextLogger(context);
 }
 
+/** The wording of a text line that reports something going wrong (`… failed`, `… unavailable`, `dropping …`). */
+const TROUBLE = /\b(failed|failure|unavailable|not reachable|lost|dropping|refused)\b/i;
+
 /**
- * A `(message) => void` callback writing to `log` at `level`, for the code that takes one (the
- * services' `log` options). Its lines are records like any other.
+ * A `(message) => void` callback writing to `log`, for the code that takes one (the services'
+ * `log` options). Its lines are records like any other: at `level` when one is given; else at
+ * warn when the text reports trouble (`SyncIdentity failed`, `identity-auth unavailable`), at info
+ * otherwise. Those messages name their context first (`policy: …`), which the line's `context`
+ * field now says: that prefix is dropped.
  */
-export function lineLogger(log: Logger, level: Exclude<LogLevel, 'silent'> = 'info'): (message: string) => void {
-  return (message) => log[level](message);
+export function lineLogger(log: Logger, level?: Exclude<LogLevel, 'silent'>): (message: string) => void {
+  const prefix = `${log.context}: `;
+  return (message) => {
+    const text = message.startsWith(prefix) ? message.slice(prefix.length) : message;
+    log[level ?? (TROUBLE.test(text) ? 'warn' : 'info')](text);
+  };
+}
+
+/**
+ * A `(message, err?) => void` callback (the messaging kit's `log` options: the outbox relay, the
+ * buses): a line with an error at error level, the error as `err` (type, message, stack); one
+ * without at warn.
+ */
+export function problemLogger(log: Logger): (message: string, err?: unknown) => void {
+  return (message, err) => (err === undefined ? log.warn(message) : log.error({ err }, message));
 }

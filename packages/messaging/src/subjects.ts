@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { logger } from '@ziti/log';
+import { logger, problemLogger } from '@ziti/log';
 import type { ChangeEvent } from './types.js';
 
 /**
@@ -123,10 +123,5 @@ export function backoffMs(attempt: number, baseMs: number, maxMs: number): numbe
 
 export type Logger = (msg: string, err?: unknown) => void;
 
-const messagingLog = logger('messaging');
-
 /** The `messaging` log: a problem with its error at error level, one without at warn. */
-export const defaultLog: Logger = (msg, err) => {
-  if (err === undefined) messagingLog.warn(msg);
-  else messagingLog.error({ err }, msg);
-};
+export const defaultLog: Logger = problemLogger(logger('messaging'));

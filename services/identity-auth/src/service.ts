@@ -53,7 +53,7 @@ import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { cacheMfaGuardStore } from './store/mfa-guard-cache.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
-import { lineLogger, logger } from '@ziti/log';
+import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 /** What the identity-auth context needs from its host (the standalone main or the all-in-one launcher). */
 export interface IdentityAuthDeps {
@@ -137,11 +137,14 @@ function schemaHint(err: unknown): unknown {
 
 /** Composition root of identity-auth: stores, managers, HTTP and gRPC. */
 export async function startService(deps: IdentityAuthDeps): Promise<RunningService> {
-  const log = deps.log ?? lineLogger(logger(SERVICE_NAME));
+  const serviceLog = logger(SERVICE_NAME);
+  const log = deps.log ?? lineLogger(serviceLog);
+  // The relay's failures keep their error (and stack) unless the caller takes text lines.
+  const relayLog = deps.log ? (m: string, err?: unknown) => log(err ? `${m}: ${String(err)}` : m) : problemLogger(serviceLog);
   const instanceId = deps.instanceId || hostname();
   validateDefaultAdminSpec(deps.admin);
   const db = openDatabase(deps.databaseUrl);
-  const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
+  const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: relayLog });
   const cleanup: (() => Promise<void>)[] = [() => db.close(), () => relay.stop()]; // run in reverse
   const stopAll = async () => {
     for (const step of cleanup.splice(0).reverse()) await step().catch((err: unknown) => log(`identity-auth: stop: ${String(err)}`));

@@ -13,7 +13,7 @@ import { sessionIntegrity } from './grpc/integrity.js';
 import { sessionHandlers } from './http/sessions.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { ServiceUpdateRepository, SessionRepository } from './store/session-repo.js';
-import { lineLogger, logger } from '@ziti/log';
+import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 export type { Address };
 
@@ -51,7 +51,10 @@ export interface RunningService {
  * its event consumers, and its part of the data integrity check. It publishes no events (no outbox relay).
  */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const log = deps.log ?? lineLogger(logger(SERVICE_NAME));
+  const serviceLog = logger(SERVICE_NAME);
+  const log = deps.log ?? lineLogger(serviceLog);
+  // The relay's failures keep their error (and stack) unless the caller takes text lines.
+  const relayLog = deps.log ? (m: string, err?: unknown) => log(err ? `${m}: ${String(err)}` : m) : problemLogger(serviceLog);
   // A connection the server drops while idle (restart, failover) must not crash the process.
   const pool = createSchemaPool(deps.databaseUrl, SCHEMA, { max: deps.poolSize ?? 10 }, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
   const ready = async () => (await pool.query('SELECT 1')).rowCount === 1;
@@ -93,7 +96,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     closers.push(() => http.close());
     // No relay runs here (the context writes no events); the integrity fix drains a stray row with a one-off flush.
     const flushOutbox = async () => {
-      const relay = startOutboxRelay({ pool, bus: deps.bus, pollIntervalMs: 3_600_000, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
+      const relay = startOutboxRelay({ pool, bus: deps.bus, pollIntervalMs: 3_600_000, log: relayLog });
       try {
         await relay.flush();
       } finally {
