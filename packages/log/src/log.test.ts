@@ -194,6 +194,17 @@ describe('redaction', () => {
     expect(out.records()[0]).toMatchObject({ password: '[Redacted]', body: { password: '[Redacted]', code: '[Redacted]' } });
   });
 
+  it('redacts nested fields in a copy: the objects given to the log are left as they were', () => {
+    const out = collector();
+    configureLogging({ level: 'info', format: 'json', destination: out });
+    const headers = { 'zt-session': SECRETS.sessionToken, accept: 'application/json' };
+    const deep = { a: { b: { password: SECRETS.password, keep: 1 } } };
+    logger('gateway').info({ headers, deep }, 'given');
+    expect(headers['zt-session']).toBe(SECRETS.sessionToken);
+    expect(deep.a.b.password).toBe(SECRETS.password);
+    expect(out.records()[0]).toMatchObject({ headers: { 'zt-session': '[Redacted]', accept: 'application/json' }, deep: { a: { b: { password: '[Redacted]', keep: 1 } } } });
+  });
+
   it('scrubSecrets leaves text without secrets as it is', () => {
     const text = 'GET /edge/client/v1/version 200 in 1.2 ms (https://localhost:1280)';
     expect(scrubSecrets(text)).toBe(text);

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { REDACTED, REDACT_PATHS, scrubSecrets } from './redact.js';
+import { REDACTED, REDACT_PATHS, redactNested, scrubSecrets } from './redact.js';
 import { currentRequest } from './request-context.js';
 import { prettyDestination } from './pretty.js';
 import { type LogFormat, type LogLevel, logSettings } from './settings.js';
@@ -72,7 +72,7 @@ function build(options: LoggingOptions): pino.Logger {
     {
       level: settings.level,
       timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: { level: (label) => ({ level: label }), log: redactNested },
       serializers: { err: serializeError },
       redact: { paths: REDACT_PATHS, censor: REDACTED },
       mixin: requestFields,
