@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadGuardConfig } from '@ziti/gateway';
-import { configureLogging, lineLogger, logger } from '@ziti/log';
+import { LogSettingsError, configureLogging, lineLogger, logger } from '@ziti/log';
 import { metricsPort } from '@ziti/metrics';
 import { boolEnv, guardProcess, intEnv, lifecycleConfig, onShutdown } from '@ziti/service-kit';
 import { DataDirInUseError, servicePortsFromEnv, startController } from './controller.js';
@@ -84,8 +84,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  // A data directory held by another controller is an answer, not a bug: the message alone.
-  if (err instanceof DataDirInUseError) controllerLog.fatal(`not started: ${err.message}`);
+  // A data directory held by another controller, or an unknown log setting, is an answer, not a bug: the message alone.
+  if (err instanceof DataDirInUseError || err instanceof LogSettingsError) controllerLog.fatal(`not started: ${err.message}`);
   else controllerLog.fatal({ err }, 'not started');
   process.exit(1);
 });

@@ -1,4 +1,4 @@
-import { configureLogging, currentRequestId, formatPretty, lineLogger, logSettings, logger, runWithRequest, scrubSecrets } from './index.js';
+import { LogSettingsError, configureLogging, currentRequestId, formatPretty, lineLogger, logSettings, logger, runWithRequest, scrubSecrets } from './index.js';
 
 /** A destination that keeps every line written to it. */
 function collector(): { lines: string[]; records(): Record<string, unknown>[]; write(line: string): void } {
@@ -16,6 +16,7 @@ describe('settings', () => {
   it('refuses an unknown level or format with the setting and the values it takes', () => {
     expect(() => logSettings({ ZITI_LOG_LEVEL: 'verbose' })).toThrow('ZITI_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent (got "verbose")');
     expect(() => logSettings({ ZITI_LOG_FORMAT: 'xml' })).toThrow(/ZITI_LOG_FORMAT must be one of json, pretty/);
+    expect(() => logSettings({ ZITI_LOG_FORMAT: 'xml' })).toThrow(LogSettingsError);
   });
 
   it('fails configureLogging on an unknown ZITI_LOG_LEVEL, where a process starts', () => {

@@ -108,7 +108,7 @@ function currentRoot(): pino.Logger {
     root = build({});
   } catch (err) {
     root = build({ level: 'info', format: 'json' });
-    root.warn({ err }, 'logging with the defaults');
+    root.warn(`${(err as Error).message}: logging at info, as JSON`);
   }
   return root;
 }

@@ -11,11 +11,16 @@ export interface LogSettings {
   format: LogFormat;
 }
 
+/** An unknown `ZITI_LOG_LEVEL` or `ZITI_LOG_FORMAT`: a start refused with its message alone (no stack: not a bug). */
+export class LogSettingsError extends Error {
+  override readonly name = 'LogSettingsError';
+}
+
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, key: string, allowed: readonly T[], fallback: T): T {
   const raw = env[key]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return fallback;
   if ((allowed as readonly string[]).includes(raw)) return raw as T;
-  throw new Error(`${key} must be one of ${allowed.join(', ')} (got ${JSON.stringify(env[key])})`);
+  throw new LogSettingsError(`${key} must be one of ${allowed.join(', ')} (got ${JSON.stringify(env[key])})`);
 }
 
 /**
