@@ -22,8 +22,12 @@ export interface TestController {
   url: string;
   http: HttpClient;
   admin: { username: string; password: string };
-  /** Everything the controller logged (printed when ZITI_TEST_LOG=1). */
+  /** The text lines of the controller's `log` hook (traced requests, the start; printed when ZITI_TEST_LOG=1). */
   logs: string[];
+  /** Every JSON line of the controller's structured log, as written (printed when ZITI_TEST_LOG=1). */
+  logLines: string[];
+  /** `logLines` from index `from` on, parsed. */
+  logRecords(from?: number): Record<string, unknown>[];
   /** Logs the default admin in on the given API; fails the test unless it works. */
   adminSession(api?: 'client' | 'management'): Promise<EdgeApi>;
   stop(): Promise<void>;
@@ -39,6 +43,7 @@ export async function startTestController(extra: Partial<ControllerOptions> = {}
   const db: TestDatabase = await createTestDatabase(infra.databaseUrl, 'bbt');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ziti-bbt-'));
   const logs: string[] = [];
+  const logLines: string[] = [];
   const admin = { username: 'admin', password: strongPassword() };
   // Each controller gets its own NATS stream, subject prefix and cache key prefix, so durable
   // consumers never see another test controller's events (other files, earlier runs).
@@ -63,6 +68,15 @@ export async function startTestController(extra: Partial<ControllerOptions> = {}
       logs.push(m);
       if (process.env.ZITI_TEST_LOG === '1') console.log(`[controller] ${m}`);
     },
+    // The structured log (access lines, server errors, background failures) is kept here, not printed.
+    logging: {
+      destination: {
+        write: (line: string) => {
+          logLines.push(line);
+          if (process.env.ZITI_TEST_LOG === '1') process.stdout.write(line);
+        },
+      },
+    },
     ...extra,
   };
   const cleanup = async () => {
@@ -86,6 +100,8 @@ export async function startTestController(extra: Partial<ControllerOptions> = {}
     http,
     admin,
     logs,
+    logLines,
+    logRecords: (from = 0) => logLines.slice(from).map((l) => JSON.parse(l) as Record<string, unknown>),
     async adminSession(api = 'management') {
       const { res, token, session } = await auth.login(http, admin.username, admin.password, api);
       if (res.status !== 200 || !token) throw new Error(`admin login failed: ${res.status} ${res.text.slice(0, 500)}`);

@@ -7,6 +7,7 @@ import { type Cache, type EventBus, createInProcessBus, createMemoryCache, creat
 import { startMetricsServer } from '@ziti/metrics';
 import * as pkiEnrollment from '@ziti/pki-enrollment';
 import { probePostgres } from '@ziti/db-kit';
+import { type LogDestination, type LogFormat, type LogLevel, configureLogging, lineLogger, logger } from '@ziti/log';
 import * as policy from '@ziti/policy';
 import * as posture from '@ziti/posture';
 import * as session from '@ziti/session';
@@ -99,7 +100,18 @@ export interface ControllerOptions {
    * and to the file; with neither nothing could read them, so the stream does not run.
    */
   events?: gateway.EventStreamConfig | null;
+  /**
+   * Where the text lines of the controller and its contexts go (embedded PostgreSQL, migrations,
+   * the start, traced requests, background failures) instead of the structured log. Default: the
+   * structured log, each context's lines under its name and the controller's own as `controller`.
+   */
   log?: (m: string) => void;
+  /**
+   * The structured log of the process (`configureLogging` of `@ziti/log`, process-wide): where its
+   * JSON lines go (default stdout), its level (default `ZITI_LOG_LEVEL`, else `info`) and format
+   * (default `ZITI_LOG_FORMAT`, else `json`). Left out, the process's logging is left as it is.
+   */
+  logging?: { destination?: LogDestination; level?: LogLevel; format?: LogFormat };
 }
 
 export interface RunningController {
@@ -126,7 +138,8 @@ const SERVICE_HOST = '127.0.0.1';
  * event bus and one cache.
  */
 export async function startController(opts: ControllerOptions): Promise<RunningController> {
-  const log = opts.log ?? (() => undefined);
+  if (opts.logging) configureLogging(opts.logging);
+  const log = opts.log ?? lineLogger(logger('controller'));
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
   // Before anything in the directory is read or written: a second start leaves the first alone.
@@ -180,7 +193,8 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     for (const ctx of [identityAuth, ...others]) await ctx.runMigrations(databaseUrl, log);
 
     const given = opts.servicePorts === 'ephemeral' ? {} : (opts.servicePorts ?? {});
-    const common = { databaseUrl, bus, cache, internalSecret, log };
+    // Without a `log` of the caller's, each context logs under its own name.
+    const common = { databaseUrl, bus, cache, internalSecret, log: opts.log };
     const ports = (name: ContextName) => ({
       http: { host: SERVICE_HOST, port: given[name]?.http ?? 0 },
       grpc: { host: SERVICE_HOST, port: given[name]?.grpc ?? 0 },
@@ -241,7 +255,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       instanceId,
       events,
       ...opts.guards,
-      log,
+      log: opts.log,
     });
     started.push({ name: 'gateway', stop: () => gw.stop() });
 

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadEventStreamConfig, loadGuardConfig } from '@ziti/gateway';
+import { LogSettingsError, configureLogging, lineLogger, logger } from '@ziti/log';
 import { metricsPort } from '@ziti/metrics';
 import { boolEnv, guardProcess, intEnv, lifecycleConfig, onShutdown } from '@ziti/service-kit';
 import { DataDirInUseError, servicePortsFromEnv, startController } from './controller.js';
@@ -9,7 +10,11 @@ import { DataDirInUseError, servicePortsFromEnv, startController } from './contr
  * `npm start`: the whole controller in one process. Without DATABASE_URL / NATS_URL / REDIS_URL
  * it needs no outside server (embedded PostgreSQL, in-process bus, in-memory cache).
  */
+const controllerLog = logger('controller');
+
 async function main(): Promise<void> {
+  // First: an unknown ZITI_LOG_LEVEL or ZITI_LOG_FORMAT fails the start.
+  configureLogging();
   guardProcess();
   const env = process.env;
   // npm sets INIT_CWD to where it was invoked, so `npm start` (root or -w) keeps data in <repo>/data.
@@ -19,7 +24,7 @@ async function main(): Promise<void> {
   const listenHost = env.ZITI_CTRL_LISTEN_HOST || '0.0.0.0';
   // One metrics endpoint for every context (ZITI_METRICS_PORT, default 9100; 0 = off).
   const metricsPortSetting = metricsPort(env, undefined, 9100);
-  const log = (m: string) => console.log(`[controller] ${m}`);
+  const log = lineLogger(controllerLog);
   const lifecycle = lifecycleConfig(env);
   const starting = startController({
     dataDir,
@@ -47,7 +52,6 @@ async function main(): Promise<void> {
     events: loadEventStreamConfig(env) ?? null,
     dependencyWaitMs: lifecycle.dependencyWaitMs,
     shutdownGraceMs: lifecycle.shutdownGraceMs,
-    log,
   });
   // Registered before the start completes: a signal during the start stops what it started.
   onShutdown(async () => (await starting.catch(() => undefined))?.stop(), log, { graceMs: lifecycle.shutdownGraceMs });
@@ -62,7 +66,8 @@ async function main(): Promise<void> {
       ? { where: `the password in ${passwordFile}`, shell: `$(cat '${passwordFile}')` }
       : { where: 'the password it was first created with (ZITI_PWD of that start)', shell: '$ZITI_PWD' };
   const body = `{\\"username\\":\\"${ctrl.adminUsername}\\",\\"password\\":\\"${password.shell}\\"}`;
-  console.log(
+  // The banner stays plain text on stdout, between the log's JSON lines: it is for the person who ran `npm start`.
+  process.stdout.write(
     [
       '',
       `Ziti controller listening on ${ctrl.url}`,
@@ -74,12 +79,14 @@ async function main(): Promise<void> {
       `  curl -k -X POST '${base}/edge/management/v1/authenticate?method=password' -H 'content-type: application/json' -d "${body}"`,
       '(send the zt-session token of the answer as the zt-session header of later requests)',
       '',
+      '',
     ].join('\n'),
   );
 }
 
 main().catch((err) => {
-  // A data directory held by another controller is an answer, not a bug: the message alone.
-  console.error(err instanceof DataDirInUseError ? `[controller] not started: ${err.message}` : err);
+  // A data directory held by another controller, or an unknown log setting, is an answer, not a bug: the message alone.
+  if (err instanceof DataDirInUseError || err instanceof LogSettingsError) controllerLog.fatal(`not started: ${err.message}`);
+  else controllerLog.fatal({ err }, 'not started');
   process.exit(1);
 });

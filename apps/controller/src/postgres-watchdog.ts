@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { configureLogging, lineLogger, logger } from '@ziti/log';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { postmasterPid, stopPostmaster } from './postmaster.js';
@@ -91,7 +92,9 @@ function watchdogScript(): string {
 /** The watchdog process itself: `node postgres-watchdog.js <clusterDir>`. */
 function runWatchdog(clusterDir: string): void {
   const controller = process.ppid;
-  const log = (m: string) => process.stderr.write(`${PREFIX} ${m}\n`);
+  // Its stdout is not kept: its log lines go to the stderr it shares with the controller.
+  configureLogging({ destination: process.stderr });
+  const log = lineLogger(logger('postgres-watchdog'), 'warn');
   let postmaster: number | undefined;
   let done = false;
   process.on('message', (m: Message) => {

@@ -1,4 +1,5 @@
 import { dependencies, describeFailure, unavailableDependency } from '@ziti/errors';
+import { logger } from '@ziti/log';
 import { contextOfSchema, dbQueryDuration, secondsSince, trackPool } from '@ziti/metrics';
 import { performance } from 'node:perf_hooks';
 import { Pool, type PoolConfig } from 'pg';
@@ -19,7 +20,7 @@ export function createSchemaPool(
   databaseUrl: string,
   schema: string,
   extra: PoolConfig = {},
-  onError: (err: Error) => void = (err) => console.error(`[db:${schema}] idle client error: ${err.message}`),
+  onError: (err: Error) => void = (err) => logger(contextOfSchema(schema)).error({ err }, `idle database client of schema ${schema} failed`),
 ): Pool {
   const options = [`-c search_path="${schema}"`, extra.options].filter(Boolean).join(' ');
   const pool = new Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS, ...extra, options });

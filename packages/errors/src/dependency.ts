@@ -1,3 +1,4 @@
+import { logger } from '@ziti/log';
 /**
  * Which dependency an error says is down, in one place for every context and the gateway, so that
  * they all answer 503 `SERVICE_UNAVAILABLE` for it (never 500 `UNHANDLED`) and report the outage
@@ -88,9 +89,9 @@ interface Outage {
 export class DependencyMonitor {
   private readonly outages = new Map<string, Outage>();
 
-  constructor(private log: (line: string) => void = (line) => console.error(line)) {}
+  constructor(private log: (line: string) => void = monitorLog()) {}
 
-  /** Where the lines go (the default is stderr). */
+  /** Where the lines go (the default is the `dependencies` log: a loss at warn, a return at info). */
   setLog(log: (line: string) => void): void {
     this.log = log;
   }
@@ -124,6 +125,12 @@ export class DependencyMonitor {
     const seconds = ((Date.now() - outage.since) / 1000).toFixed(1);
     this.log(`dependency ${name} back after ${seconds} s; ${outage.failed} failed or held back meanwhile`);
   }
+}
+
+/** The `dependencies` log: a loss at warn, a return at info. */
+function monitorLog(): (line: string) => void {
+  const log = logger('dependencies');
+  return (line) => (line.includes(' lost: ') ? log.warn(line) : log.info(line));
 }
 
 /** The monitor of this process. */

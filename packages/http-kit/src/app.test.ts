@@ -2,6 +2,7 @@ import request from 'supertest';
 import { Type } from '@sinclair/typebox';
 import type { RouteDef } from '@ziti/api-contract';
 import { createServer } from 'node:http';
+import { configureLogging, logger } from '@ziti/log';
 import { createServiceApp } from './app.js';
 import { attachPrincipal } from './http.js';
 import { PRINCIPAL_HEADER, type RequestPrincipal, signPrincipal } from './principal.js';
@@ -99,6 +100,7 @@ const app = createServiceApp({
     createThing: (ctx) => {
       reached.push('createThing');
       if ((ctx.body as { name?: string }).name === 'explode') throw new Error('duplicate key value violates unique constraint "things_name_key" at /srv/app/dist/store.js:12');
+      if ((ctx.body as { name?: string }).name === 'log') logger('policy').info('creating a thing');
       return { body: { data: { got: ctx.body }, meta: {} } };
     },
     getThing: (ctx) => {
@@ -220,8 +222,8 @@ describe('createServiceApp', () => {
   });
 
   it('answers an unexpected failure with 500 UNHANDLED and the request id only, and logs the detail', async () => {
-    const logged: unknown[][] = [];
-    const spy = jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void logged.push(args));
+    const lines: string[] = [];
+    configureLogging({ level: 'info', format: 'json', destination: { write: (l: string) => lines.push(l) } });
     try {
       const res = await request(app).post('/edge/management/v1/things').set(as(principal({ isAdmin: true }))).send({ name: 'explode' });
       expect(res.status).toBe(500);
@@ -230,11 +232,33 @@ describe('createServiceApp', () => {
         meta: { apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' },
       });
       expect(res.text).not.toContain('violates');
-      const line = logged.map((args) => args.map(String).join(' ')).join('\n');
-      expect(line).toContain(res.body.error.requestId);
-      expect(line).toContain('violates unique constraint');
+      const records = lines.map((l) => JSON.parse(l) as Record<string, any>);
+      expect(records).toHaveLength(1);
+      expect(records[0]).toMatchObject({ level: 'error', context: 'policy', requestId: res.body.error.requestId, status: 500, code: 'UNHANDLED', msg: '500 UNHANDLED' });
+      expect(records[0]!.err).toMatchObject({ type: 'Error', message: expect.stringContaining('violates unique constraint') });
+      expect(records[0]!.err.stack).toContain('app.test');
     } finally {
-      spy.mockRestore();
+      configureLogging({ destination: { write: () => undefined } });
+    }
+  });
+
+  it('serves a request in its log context (request id, operation, caller) and logs it at debug level', async () => {
+    const lines: string[] = [];
+    configureLogging({ level: 'debug', format: 'json', destination: { write: (l: string) => lines.push(l) } });
+    try {
+      const caller = principal({ isAdmin: true });
+      const res = await request(app).post('/edge/management/v1/things?secret=query-value').set(as(caller)).set('x-ziti-request-id', 'fromGateway1').send({ name: 'log' });
+      expect(res.status).toBe(201);
+      const records = lines.map((l) => JSON.parse(l) as Record<string, any>);
+      const ids = { requestId: 'fromGateway1', operationId: 'createThing', identityId: caller.identityId };
+      expect(records.find((r) => r.msg === 'creating a thing')).toMatchObject({ level: 'info', context: 'policy', ...ids });
+      const access = records.filter((r) => r.msg === 'request finished');
+      expect(access).toHaveLength(1);
+      expect(access[0]).toMatchObject({ level: 'debug', ...ids, method: 'POST', path: '/edge/management/v1/things', status: 201, api: 'management' });
+      expect(typeof access[0]!.latencyMs).toBe('number');
+      expect(lines.join('')).not.toContain('query-value');
+    } finally {
+      configureLogging({ destination: { write: () => undefined } });
     }
   });
 

@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_NAMES, type ApiName, type Owner, type RouteDef, routesFor } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
+import { type RequestContext, logger, runWithRequest } from '@ziti/log';
 import { observeHttpRequest } from '@ziti/metrics';
 import { checkAccess } from './access.js';
+import { logAccess, methodOf, pathOf } from './access-log.js';
 import { type HttpApp, handedOverPrincipal, hasBody, isJsonMediaType, mediaTypeOf, readJsonBody, sendBody, sendError, sendJson } from './http.js';
 import { shortId } from './ids.js';
 import { PRINCIPAL_HEADER, REQUEST_ID_HEADER, type RequestPrincipal, verifyPrincipal } from './principal.js';
@@ -103,8 +105,9 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
     if (!opts.handlers[route.operationId]) throw new Error(`${opts.owner}: no handler for operation ${route.operationId}`);
   }
   const table = new RouteTable(routes);
+  const log = logger(opts.owner);
 
-  async function handle(req: ServiceRequest, res: ServerResponse, requestId: string): Promise<void> {
+  async function handle(req: ServiceRequest, res: ServerResponse, requestId: string, request: RequestContext): Promise<void> {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
@@ -125,12 +128,14 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
     const handedOver = handedOverPrincipal(req);
     if (handedOver) req.zitiPrincipal = handedOver;
     else if (typeof token === 'string' && token.length > 0) req.zitiPrincipal = verifyPrincipal(opts.internalSecret, token).principal;
+    if (req.zitiPrincipal) request.identityId = req.zitiPrincipal.identityId;
 
     const target = apiOf(path);
     if (!target) throw ApiError.of('NOT_FOUND');
     const { route, params } = table.match(target.api, req.method ?? 'GET', target.relative || '/');
     const handler = opts.handlers[route.operationId]!;
     req.zitiOperation = route.operationId;
+    request.operationId = route.operationId;
 
     checkAccess(route.access, route.method, req.zitiPrincipal, route.permission);
     assertStorableRequest({ params });
@@ -169,6 +174,12 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
     const requestId = typeof fromGateway === 'string' && fromGateway.length > 0 ? fromGateway : shortId();
     req.zitiRequestId = requestId;
     observeHttpRequest(res, opts.owner, () => req.zitiOperation);
-    handle(req, res, requestId).catch((err: unknown) => sendError(res, err, requestId));
+    // Everything logged while serving it carries the request's ids; its own line is at debug (the gateway's is the access log).
+    const request: RequestContext = { requestId };
+    if (log.isLevelEnabled('debug')) {
+      const path = pathOf(req.url);
+      logAccess(log, 'debug', res, request, { method: methodOf(req), path, api: apiOf(path)?.api });
+    }
+    runWithRequest(request, () => handle(req, res, requestId, request).catch((err: unknown) => sendError(res, err, requestId, log)));
   };
 }

@@ -2,6 +2,7 @@ import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:ht
 import type { Duplex } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { ApiError, dependencies, describeFailure, errorEnvelope, toApiError } from '@ziti/errors';
+import { type Logger, logger } from '@ziti/log';
 import iconv from 'iconv-lite';
 import type { RequestPrincipal } from './principal.js';
 
@@ -123,19 +124,22 @@ export function sendJson(res: ServerResponse, body: unknown): void {
   sendBody(res, jsonText(body), 'application/json');
 }
 
+/** Where the kit's lines go when the caller names no context's log. */
+const kitLog = logger('http');
+
 /**
  * Sends an error in the OpenZiti envelope (status, its headers, and the body with `requestId`).
- * A server error (5xx) is logged with the request id and everything known about it; its body
- * carries only its code, message and the request id (see `errorEnvelope`). A 503 for a dependency
- * that is down is not logged per request: the process's `dependencies` monitor counts it and logs
- * the outage once. Never throws: a
- * response that cannot be written is destroyed.
+ * A server error (5xx) is logged to `log` (the serving context's) with the request id and
+ * everything known about it; its body carries only its code, message and the request id (see
+ * `errorEnvelope`). A 503 for a dependency that is down is not logged per request: the process's
+ * `dependencies` monitor counts it and logs the outage once. Never throws: a response that cannot
+ * be written is destroyed.
  */
-export function sendError(res: ServerResponse, err: unknown, requestId: string): void {
+export function sendError(res: ServerResponse, err: unknown, requestId: string, log: Logger = kitLog): void {
   const apiErr = toApiError(err);
   if (apiErr.dependency) dependencies.failed(apiErr.dependency, describeFailure(err));
   // A dependency that is down is reported once per outage (`dependencies`), not per request.
-  else if (apiErr.status >= 500 && apiErr.code !== 'SERVICE_UNAVAILABLE') logServerError(requestId, apiErr, err);
+  else if (apiErr.status >= 500 && apiErr.code !== 'SERVICE_UNAVAILABLE') logServerError(log, requestId, apiErr, err);
   try {
     if (res.headersSent) {
       res.destroy();
@@ -145,15 +149,14 @@ export function sendError(res: ServerResponse, err: unknown, requestId: string):
     for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
     sendJson(res, errorEnvelope(apiErr, requestId));
   } catch (writeErr) {
-    console.error(`[${requestId}] writing the error response failed`, writeErr);
+    log.error({ requestId, err: writeErr }, 'writing the error response failed');
     res.destroy();
   }
 }
 
-/** The log line of a server error: the request id, the code, the cause and the original error (with its stack). */
-function logServerError(requestId: string, apiErr: ApiError, original: unknown): void {
-  const cause = apiErr.cause === undefined ? '' : ` cause=${JSON.stringify(apiErr.cause)}`;
-  console.error(`[${requestId}] ${apiErr.status} ${apiErr.code}${cause}`, original === apiErr ? apiErr.stack : original);
+/** The log line of a server error: the request id, the status, the code, the cause and the original error (with its stack). */
+function logServerError(log: Logger, requestId: string, apiErr: ApiError, original: unknown): void {
+  log.error({ requestId, status: apiErr.status, code: apiErr.code, cause: apiErr.cause, err: original }, `${apiErr.status} ${apiErr.code}`);
 }
 
 /**

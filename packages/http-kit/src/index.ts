@@ -11,6 +11,7 @@ export {
 } from './principal.js';
 export { CLIENT_CERT_HEADER, signClientCertChain, verifyClientCertChain, clientCertChainOf } from './client-cert.js';
 export { checkAccess } from './access.js';
+export { type AccessLine, logAccess, methodOf, pathOf } from './access-log.js';
 export { validateBody } from './validate.js';
 export { assertStorableRequest, firstUnstorableText, isStorableText, unstorableTextError } from './text.js';
 export {

@@ -8,7 +8,7 @@ import {
   type EventFilter,
   type Logger,
 } from './subjects.js';
-import { consumed } from './consumed.js';
+import { consumed, inEventRequest } from './consumed.js';
 import type { ChangeEvent, EventBus, EventHandler, Subscription } from './types.js';
 
 /** Options of {@link createInProcessBus}; all optional. */
@@ -21,7 +21,7 @@ export interface InProcessBusOptions {
   retryBaseMs?: number;
   /** Cap of the retry delay. Default 2 s. */
   retryMaxMs?: number;
-  /** Where handler failures are reported. Default console.error. */
+  /** Where handler failures are reported. Default the `messaging` log. */
   log?: Logger;
 }
 
@@ -205,7 +205,12 @@ class InProcessBus implements InProcessEventBus {
     group.busy = false;
   }
 
-  private async deliver(group: Group, member: Member, event: ChangeEvent, attempt: number): Promise<void> {
+  private deliver(group: Group, member: Member, event: ChangeEvent, attempt: number): Promise<void> {
+    // Its failures are logged with the id of the request that caused it.
+    return inEventRequest(event, () => this.attempt(group, member, event, attempt));
+  }
+
+  private async attempt(group: Group, member: Member, event: ChangeEvent, attempt: number): Promise<void> {
     try {
       await member.handler(copy(event));
     } catch (err) {
@@ -226,7 +231,7 @@ class InProcessBus implements InProcessEventBus {
   private runBroadcast(b: Broadcast, event: ChangeEvent): void {
     const run = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => (this.broadcasts.has(b) ? b.handler(copy(event)) : undefined))
-      .catch((err) => this.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err))
+      .catch((err) => inEventRequest(event, () => this.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err)))
       .finally(() => b.running.delete(run));
     b.running.add(run);
   }

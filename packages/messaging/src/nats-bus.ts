@@ -16,7 +16,7 @@ import {
 } from 'nats';
 import { dependencies, describeFailure, unavailableDependency } from '@ziti/errors';
 import { natsConsumerPending } from '@ziti/metrics';
-import { consumed } from './consumed.js';
+import { consumed, inEventRequest } from './consumed.js';
 import {
   assertPublishable,
   assertSource,
@@ -51,7 +51,7 @@ export interface NatsBusOptions {
   maxDeliver?: number;
   /** Durable consumers: time a handler may take before the event is redelivered. Default 30 s. */
   ackWaitMs?: number;
-  /** Where handler failures and other non-fatal problems are reported. Default console.error. */
+  /** Where handler failures and other non-fatal problems are reported. Default the `messaging` log. */
   log?: Logger;
 }
 
@@ -250,13 +250,15 @@ class NatsBus implements EventBus {
       async (m) => {
         const event = this.decode(m);
         if (!event || !filter.matches(event)) return;
-        try {
-          await consumed('broadcast', handler)(event);
-        } catch (err) {
-          const down = unavailableDependency(err);
-          if (down) dependencies.failed(down, describeFailure(err));
-          else this.cfg.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err);
-        }
+        await inEventRequest(event, async () => {
+          try {
+            await consumed('broadcast', handler)(event);
+          } catch (err) {
+            const down = unavailableDependency(err);
+            if (down) dependencies.failed(down, describeFailure(err));
+            else this.cfg.log(`broadcast handler failed for ${event.source}/${event.type} ${event.id}`, err);
+          }
+        });
       },
       () => consumer.delete().then(() => undefined),
     );
@@ -314,6 +316,12 @@ class NatsBus implements EventBus {
       m.ack();
       return;
     }
+    // Its failures are logged with the id of the request that caused it.
+    await inEventRequest(event, () => this.settleDurable(name, handler, m, event, stopping));
+  }
+
+  /** Runs the handler and acks the message, or naks it for a retry (terminates it after `maxDeliver`). */
+  private async settleDurable(name: string, handler: EventHandler, m: JsMsg, event: ChangeEvent, stopping: () => boolean): Promise<void> {
     try {
       await this.handleThroughOutage(handler, event, m, stopping);
     } catch (err) {

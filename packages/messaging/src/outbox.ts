@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { dependencies, describeFailure, unavailableDependency } from '@ziti/errors';
+import { acceptRequestId, currentRequestId } from '@ziti/log';
 import { outboxBacklog, outboxPublished, outboxPublishLag } from '@ziti/metrics';
 import { assertPublishable, assertSource, assertType, defaultLog, type Logger } from './subjects.js';
 import type { ChangeEvent, EventBus } from './types.js';
@@ -22,6 +23,8 @@ export interface OutboxRow {
   source: string;
   data: unknown;
   occurredAt: Date;
+  /** The request that caused the change, if any. */
+  requestId?: string | null;
 }
 
 /**
@@ -29,17 +32,19 @@ export interface OutboxRow {
  * connection's search_path):
  * ```sql
  * CREATE TABLE "outbox_events" ("id" UUID PRIMARY KEY, "type" TEXT NOT NULL, "source" TEXT NOT NULL, "data" JSONB NOT NULL,
- *   "occurred_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(), "published_at" TIMESTAMPTZ(3));
+ *   "occurred_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(), "published_at" TIMESTAMPTZ(3), "request_id" TEXT);
  * CREATE INDEX "outbox_events_unpublished_idx" ON "outbox_events" ("occurred_at") WHERE "published_at" IS NULL;
  * ```
  * Services on Prisma also declare the table in schema.prisma so a later diff does not drop it:
  * `model OutboxEvent { id String @id @db.Uuid  type String  source String  data Json
  *   occurredAt DateTime @default(now()) @map("occurred_at") @db.Timestamptz(3)
- *   publishedAt DateTime? @map("published_at") @db.Timestamptz(3)  @@map("outbox_events") }`
+ *   publishedAt DateTime? @map("published_at") @db.Timestamptz(3)  requestId String? @map("request_id")
+ *   @@map("outbox_events") }`
  * (the partial index stays in the SQL migration).
  */
 export const OUTBOX_TABLE_SQL = `CREATE TABLE IF NOT EXISTS "outbox_events" ("id" UUID PRIMARY KEY, "type" TEXT NOT NULL, "source" TEXT NOT NULL, "data" JSONB NOT NULL,
-  "occurred_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(), "published_at" TIMESTAMPTZ(3));
+  "occurred_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(), "published_at" TIMESTAMPTZ(3), "request_id" TEXT);
+ALTER TABLE "outbox_events" ADD COLUMN IF NOT EXISTS "request_id" TEXT;
 CREATE INDEX IF NOT EXISTS "outbox_events_unpublished_idx" ON "outbox_events" ("occurred_at") WHERE "published_at" IS NULL;
 `;
 
@@ -51,14 +56,18 @@ let lastOccurredMs = 0;
  *
  * `occurredAt` is strictly increasing within a process (bumped by 1 ms when two events fall in
  * the same millisecond), so the relay, which publishes in `occurred_at` order, keeps the order
- * in which one process created its events.
+ * in which one process created its events. Made while a request is served, the event carries that
+ * request's id.
  * Example: `newChangeEvent('identity-auth', 'identity.deleted', { identityId: 'a1b2c3d4e' })`.
  */
 export function newChangeEvent<T>(source: string, type: string, data: T): ChangeEvent<T> {
   assertSource(source, false);
   assertType(type, false);
   lastOccurredMs = Math.max(Date.now(), lastOccurredMs + 1);
-  return { id: randomUUID(), type, source, occurredAt: new Date(lastOccurredMs).toISOString(), data };
+  const event: ChangeEvent<T> = { id: randomUUID(), type, source, occurredAt: new Date(lastOccurredMs).toISOString(), data };
+  const requestId = currentRequestId();
+  if (requestId !== undefined) event.requestId = requestId;
+  return event;
 }
 
 /**
@@ -69,10 +78,10 @@ export function outboxInsert(events: ChangeEvent<unknown>[], table = 'outbox_eve
   const values: unknown[] = [];
   const tuples = events.map((e) => {
     const n = values.length;
-    values.push(e.id, e.type, e.source, JSON.stringify(e.data ?? null), e.occurredAt);
-    return `($${n + 1}::uuid, $${n + 2}, $${n + 3}, $${n + 4}::jsonb, $${n + 5}::timestamptz)`;
+    values.push(e.id, e.type, e.source, JSON.stringify(e.data ?? null), e.occurredAt, e.requestId ?? null);
+    return `($${n + 1}::uuid, $${n + 2}, $${n + 3}, $${n + 4}::jsonb, $${n + 5}::timestamptz, $${n + 6})`;
   });
-  const text = `INSERT INTO ${quoteTable(table)} ("id", "type", "source", "data", "occurred_at") VALUES ${tuples.join(', ')}`;
+  const text = `INSERT INTO ${quoteTable(table)} ("id", "type", "source", "data", "occurred_at", "request_id") VALUES ${tuples.join(', ')}`;
   return { text, values };
 }
 
@@ -272,7 +281,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   }
 
   const claimSql =
-    `SELECT "id", "type", "source", "data", "occurred_at" FROM ${table} WHERE "published_at" IS NULL ` +
+    `SELECT "id", "type", "source", "data", "occurred_at", "request_id" FROM ${table} WHERE "published_at" IS NULL ` +
     `AND NOT ("id" = ANY($2::uuid[])) ORDER BY "occurred_at", "id" LIMIT $1 FOR UPDATE SKIP LOCKED`;
   const markSql = `UPDATE ${table} SET "published_at" = now() WHERE "id" = ANY($1::uuid[])`;
   // Prepared once per connection (the relay runs them at the rate of the writes); named per table.
@@ -508,15 +517,18 @@ function statementSuffix(table: string): string {
   return table.replace(/[^A-Za-z0-9_]/g, '_');
 }
 
-function rowToEvent(row: { id: string; type: string; source: string; data: unknown; occurred_at: unknown }): ChangeEvent {
+function rowToEvent(row: { id: string; type: string; source: string; data: unknown; occurred_at: unknown; request_id?: string | null }): ChangeEvent {
   const at = row.occurred_at instanceof Date ? row.occurred_at : new Date(String(row.occurred_at));
-  return {
+  const event: ChangeEvent = {
     id: row.id,
     type: row.type,
     source: row.source,
     occurredAt: at.toISOString(),
     data: row.data as Record<string, unknown>,
   };
+  const requestId = acceptRequestId(row.request_id);
+  if (requestId !== undefined) event.requestId = requestId;
+  return event;
 }
 
 /** `name` or `schema.name`, each part a plain SQL identifier, double-quoted. */

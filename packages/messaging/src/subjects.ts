@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { logger, problemLogger } from '@ziti/log';
 import type { ChangeEvent } from './types.js';
 
 /**
@@ -122,7 +123,5 @@ export function backoffMs(attempt: number, baseMs: number, maxMs: number): numbe
 
 export type Logger = (msg: string, err?: unknown) => void;
 
-export const defaultLog: Logger = (msg, err) => {
-  if (err === undefined) console.error(`[messaging] ${msg}`);
-  else console.error(`[messaging] ${msg}`, err);
-};
+/** The `messaging` log: a problem with its error at error level, one without at warn. */
+export const defaultLog: Logger = problemLogger(logger('messaging'));

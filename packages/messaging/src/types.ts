@@ -5,7 +5,8 @@
  * ```json
  * { "id": "6f1c…-uuid", "type": "api-session.deleted", "source": "identity-auth",
  *   "occurredAt": "2026-11-21T10:00:00.000Z",
- *   "data": { "apiSessionId": "Xy3.kLm9-", "identityId": "a1b2c3d4e", "token": "uuid" } }
+ *   "data": { "apiSessionId": "Xy3.kLm9-", "identityId": "a1b2c3d4e", "token": "uuid" },
+ *   "requestId": "Qw7rT2x.z" }
  * ```
  * Subject on NATS: `ziti.events.<source>.<type>`, e.g. `ziti.events.identity-auth.api-session.deleted`.
  */
@@ -16,6 +17,12 @@ export interface ChangeEvent<T = Record<string, unknown>> {
   source: string;
   occurredAt: string;
   data: T;
+  /**
+   * The id of the request that caused the change, when one did (absent for background work). Left
+   * out of the JSON when unknown, so consumers that predate it see the same events; consumers log
+   * with it, so one request can be followed into every context its change reached.
+   */
+  requestId?: string;
 }
 
 export type EventHandler = (event: ChangeEvent) => Promise<void> | void;

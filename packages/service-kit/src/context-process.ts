@@ -1,4 +1,5 @@
 import { probePostgres } from '@ziti/db-kit';
+import { configureLogging, lineLogger, logger } from '@ziti/log';
 import { type Cache, type EventBus, createNatsBus, createRedisCache } from '@ziti/messaging';
 import { metricsPort, startMetricsServer } from '@ziti/metrics';
 import { guardProcess, lifecycleConfig, onShutdown, servePending, waitForDependency } from './process.js';
@@ -12,7 +13,7 @@ export interface ContextProcessConfig {
 }
 
 export interface ContextProcess<C extends ContextProcessConfig> {
-  /** The context's name (`identity-auth`, …): log prefix, metrics label, NATS connection name. */
+  /** The context's name (`identity-auth`, …): the `context` of its log lines, metrics label, NATS connection name. */
   name: string;
   /** Its metrics port when neither `<CONTEXT>_METRICS_PORT` nor `ZITI_METRICS_PORT` is set. */
   metricsPort: number;
@@ -28,8 +29,11 @@ export interface ContextProcess<C extends ContextProcessConfig> {
  * fails exits 1 with one line naming why.
  */
 export function runContextProcess<C extends ContextProcessConfig>(ctx: ContextProcess<C>): void {
-  const log = (m: string) => console.log(`${ctx.name}: ${m}`);
+  const contextLog = logger(ctx.name);
+  const log = lineLogger(contextLog);
   const main = async () => {
+    // First: an unknown ZITI_LOG_LEVEL or ZITI_LOG_FORMAT fails the start.
+    configureLogging();
     guardProcess();
     const config = ctx.loadConfig(process.env);
     const lifecycle = lifecycleConfig(process.env);
@@ -58,7 +62,7 @@ export function runContextProcess<C extends ContextProcessConfig>(ctx: ContextPr
     log(`HTTP ${service.httpUrl}, gRPC ${service.grpcAddress}${metrics.port ? `, metrics on port ${metrics.port}` : ''}`);
   };
   main().catch((err: unknown) => {
-    console.error(`${ctx.name}: not started:`, err instanceof Error ? err.message : err);
+    contextLog.fatal(`not started: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   });
 }

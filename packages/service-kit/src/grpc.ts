@@ -1,9 +1,10 @@
-import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { type Metadata, Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { type Logger, acceptRequestId, logger, runWithRequest } from '@ziti/log';
 import { grpcServerDuration, secondsSince } from '@ziti/metrics';
 import { processShuttingDown } from '@ziti/http-kit';
 import { HealthServiceService, type HealthServiceServer } from '@ziti/proto';
 import { performance } from 'node:perf_hooks';
-import { registerGrpcServer } from './in-process.js';
+import { REQUEST_ID_METADATA, registerGrpcServer } from './in-process.js';
 
 export interface GrpcServiceBinding {
   definition: ServiceDefinition;
@@ -62,11 +63,25 @@ export function startGrpcServer(host: string, port: number, bindings: GrpcServic
 
 type Callback = (err: { code?: number } | null, value?: unknown, ...rest: unknown[]) => void;
 
+/** The request id a call's metadata carries (`x-request-id`), when well-formed. */
+function requestIdOf(call: unknown): string | undefined {
+  const metadata = (call as { metadata?: Metadata }).metadata;
+  return metadata ? acceptRequestId(metadata.get(REQUEST_ID_METADATA)[0]) : undefined;
+}
+
+/** The debug line of a handled call (with the caller's request id, from the context it ran in). */
+function logCall(log: Logger, method: string, code: number, startedAt: number): void {
+  log.debug({ grpcMethod: method, grpcCode: code, latencyMs: Math.round((performance.now() - startedAt) * 10) / 10 }, 'grpc call handled');
+}
+
 /**
  * The binding with every unary handler timed: `ziti_grpc_server_handling_seconds` by full method
- * and status code (0 = OK). Streaming handlers are served as they are (rare bulk transfers).
+ * and status code (0 = OK). A handler runs in the request context of the caller's request id
+ * (`x-request-id` metadata, sent by `grpcClient`), so its log lines carry it; each call is logged
+ * at debug level. Streaming handlers are served as they are (rare bulk transfers).
  */
 function instrumented(binding: GrpcServiceBinding, context: string): GrpcServiceBinding {
+  const log = logger(context);
   const implementation: UntypedServiceImplementation = { ...binding.implementation };
   for (const [name, def] of Object.entries(binding.definition)) {
     if (def.requestStream || def.responseStream) continue;
@@ -76,10 +91,16 @@ function instrumented(binding: GrpcServiceBinding, context: string): GrpcService
     const method = def.path;
     implementation[key] = ((call: unknown, callback: Callback) => {
       const startedAt = performance.now();
-      handler(call, (err, ...rest) => {
-        grpcServerDuration.observe({ context, method, code: String(err ? (typeof err.code === 'number' ? err.code : 2) : 0) }, secondsSince(startedAt));
-        callback(err, ...rest);
-      });
+      const serve = () =>
+        handler(call, (err, ...rest) => {
+          const code = err ? (typeof err.code === 'number' ? err.code : 2) : 0;
+          grpcServerDuration.observe({ context, method, code: String(code) }, secondsSince(startedAt));
+          if (log.isLevelEnabled('debug')) logCall(log, method, code, startedAt);
+          callback(err, ...rest);
+        });
+      const requestId = requestIdOf(call);
+      if (requestId === undefined) serve();
+      else runWithRequest({ requestId }, serve);
     }) as unknown as UntypedServiceImplementation[string];
   }
   return { definition: binding.definition, implementation };

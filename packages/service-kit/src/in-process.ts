@@ -9,6 +9,7 @@ import {
   credentials,
 } from '@grpc/grpc-js';
 import type { HttpApp } from '@ziti/http-kit';
+import { currentRequestId } from '@ziti/log';
 import { grpcClientDuration, secondsSince } from '@ziti/metrics';
 import { performance } from 'node:perf_hooks';
 
@@ -66,6 +67,22 @@ export function localHttpApp(url: string): HttpApp | undefined {
   return httpApps.get(url.replace(/\/+$/, ''));
 }
 
+/** The metadata key that carries the id of the request a gRPC call serves, from caller to callee. */
+export const REQUEST_ID_METADATA = 'x-request-id';
+
+/**
+ * A call's arguments (after the request) with the current request's id in its metadata: a copy of
+ * the metadata given (the caller's object is left alone), or new metadata put first.
+ */
+function withRequestId(args: unknown[]): unknown[] {
+  const requestId = currentRequestId();
+  if (requestId === undefined) return args;
+  const at = args.findIndex((a) => a instanceof Metadata);
+  const metadata = at >= 0 ? (args[at] as Metadata).clone() : new Metadata();
+  metadata.set(REQUEST_ID_METADATA, requestId);
+  return at >= 0 ? args.map((a, i) => (i === at ? metadata : a)) : [metadata, ...args];
+}
+
 type GrpcClientConstructor<C> = {
   new (address: string, creds: ChannelCredentials, options?: Partial<ClientOptions>): C;
   service: ServiceDefinition;
@@ -81,7 +98,14 @@ function serviceError(code: GrpcStatus, details: string, metadata = new Metadata
  * defaults), the deadline is honoured, errors keep their code, details and metadata, and a server
  * that stopped answers UNAVAILABLE as a closed port would.
  */
-function callLocal(address: string, path: string, request: unknown, deadline: number | undefined, callback: (err: ServiceError | null, value?: unknown) => void): void {
+function callLocal(
+  address: string,
+  path: string,
+  request: unknown,
+  metadata: Metadata | undefined,
+  deadline: number | undefined,
+  callback: (err: ServiceError | null, value?: unknown) => void,
+): void {
   const method = grpcServers.get(address)?.get(path);
   if (!method) {
     queueMicrotask(() => callback(serviceError(GrpcStatus.UNAVAILABLE, `no connection established to ${address}`)));
@@ -106,7 +130,7 @@ function callLocal(address: string, path: string, request: unknown, deadline: nu
     queueMicrotask(() => finish(serviceError(GrpcStatus.INTERNAL, `request serialization failure: ${(err as Error).message}`)));
     return;
   }
-  const call = { request: decoded, metadata: new Metadata(), cancelled: false, getPeer: () => 'in-process', getDeadline: () => deadline ?? Infinity };
+  const call = { request: decoded, metadata: metadata ?? new Metadata(), cancelled: false, getPeer: () => 'in-process', getDeadline: () => deadline ?? Infinity };
   queueMicrotask(() => {
     try {
       method.handler(call, (err, value) => {
@@ -129,7 +153,8 @@ function callLocal(address: string, path: string, request: unknown, deadline: nu
 /**
  * A client of a generated gRPC service for `address`: calls go to the server of this process when
  * one is registered there at the time of the call, else over the network (a plaintext channel,
- * created on first need). The object has the generated client's methods and `close()`; streaming
+ * created on first need). A unary call made while a request is served carries its id in the
+ * `x-request-id` metadata, either way. The object has the generated client's methods and `close()`; streaming
  * methods always use the network.
  * Example: `grpcClient(PolicyServiceClient, '127.0.0.1:18203').getServiceAccess(req, md, { deadline }, cb)`.
  */
@@ -150,7 +175,7 @@ export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string, c
     client[name] = (request: unknown, ...args: unknown[]) => {
       // The call's status and latency (ziti_grpc_client_handling_seconds), recorded when the callback runs.
       const startedAt = performance.now();
-      const rest = args.map((a) =>
+      const rest = withRequestId(args).map((a) =>
         typeof a === 'function'
           ? (err: ServiceError | null, value?: unknown) => {
               grpcClientDuration.observe({ context, method, code: String(err ? (typeof err.code === 'number' ? err.code : GrpcStatus.UNKNOWN) : 0) }, secondsSince(startedAt));
@@ -165,7 +190,8 @@ export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string, c
       const callback = rest.find((a) => typeof a === 'function') as (err: ServiceError | null, value?: unknown) => void;
       const options = rest.find((a) => a !== callback && !(a instanceof Metadata) && typeof a === 'object' && a !== null) as { deadline?: number | Date } | undefined;
       const deadline = options?.deadline instanceof Date ? options.deadline.getTime() : options?.deadline;
-      callLocal(address, def.path, request, deadline, callback);
+      const metadata = rest.find((a) => a instanceof Metadata) as Metadata | undefined;
+      callLocal(address, def.path, request, metadata, deadline, callback);
       return undefined;
     };
   }

@@ -16,7 +16,7 @@ export {
   waitForDependency,
 } from './process.js';
 export { type ContextProcess, type ContextProcessConfig, runContextProcess } from './context-process.js';
-export { grpcClient, inProcessEnabled, localHttpApp, registerGrpcServer, registerHttpApp } from './in-process.js';
+export { REQUEST_ID_METADATA, grpcClient, inProcessEnabled, localHttpApp, registerGrpcServer, registerHttpApp } from './in-process.js';
 export { MAX_HOLD_SECONDS, type MaintenancePort, maintenanceService } from './maintenance.js';
 export {
   Findings,

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS, beginProcessShutdown, sendJson, sendUnavailable, setShutdownGraceMs } from '@ziti/http-kit';
+import { lineLogger, logger } from '@ziti/log';
 
 /** How a process starts and stops (`lifecycleConfig`). */
 export interface LifecycleConfig {
@@ -27,6 +28,9 @@ export function lifecycleConfig(env: NodeJS.ProcessEnv): LifecycleConfig {
   };
 }
 
+/** The lines of the process plumbing whose caller gave no log of its own. */
+const processLog = logger('process');
+
 /** Time a stop may take beyond the grace (consumers, pools, the event bus) before the process gives up on it. */
 const STOP_MARGIN_MS = 15_000;
 
@@ -37,7 +41,7 @@ const STOP_MARGIN_MS = 15_000;
  * finish, new ones are answered 503). A `stop` still running `graceMs` + 15 s later is abandoned
  * (exit 1). A second signal exits at once.
  */
-export function onShutdown(stop: () => Promise<void>, log: (m: string) => void = console.log, opts: { graceMs?: number } = {}): void {
+export function onShutdown(stop: () => Promise<void>, log: (m: string) => void = lineLogger(processLog), opts: { graceMs?: number } = {}): void {
   if (opts.graceMs !== undefined) setShutdownGraceMs(opts.graceMs);
   let stopping = false;
   const handler = (signal: string) => {
@@ -55,8 +59,8 @@ export function onShutdown(stop: () => Promise<void>, log: (m: string) => void =
         log('stopped');
         process.exit(0);
       })
-      .catch((err) => {
-        console.error(err);
+      .catch((err: unknown) => {
+        processLog.error({ err }, 'stopping failed');
         process.exit(1);
       });
   };
@@ -85,7 +89,7 @@ export async function waitForDependency<T>(
   attempt: () => Promise<T>,
   opts: { timeoutMs: number; log?: (m: string) => void; delays?: { firstMs: number; maxMs: number } },
 ): Promise<T> {
-  const log = opts.log ?? console.log;
+  const log = opts.log ?? lineLogger(processLog);
   const started = Date.now();
   let delay = opts.delays?.firstMs ?? 250;
   const maxDelay = opts.delays?.maxMs ?? 5_000;
@@ -152,7 +156,7 @@ let guarded = false;
  * gets its answer from its own error path or its timeout. For `main.ts` of every service and of
  * the all-in-one controller; installing it twice is a no-op.
  */
-export function guardProcess(log: (message: string, err: unknown) => void = (m, err) => console.error(m, err)): void {
+export function guardProcess(log: (message: string, err: unknown) => void = (m, err) => processLog.error({ err }, m)): void {
   if (guarded) return;
   guarded = true;
   process.on('unhandledRejection', (reason) => log('unhandled promise rejection (the process goes on):', reason));

@@ -1,3 +1,4 @@
+import { configureLogging, lineLogger, logger } from '@ziti/log';
 import { metricsPort, startMetricsServer } from '@ziti/metrics';
 import { createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
 import { guardProcess, lifecycleConfig, onShutdown, waitForDependency } from '@ziti/service-kit';
@@ -5,12 +6,16 @@ import { loadConfig } from './config.js';
 import { SERVICE_NAME, startGateway } from './service.js';
 
 /** Standalone gateway: configuration from the environment, NATS and Redis from their URLs. */
+const gatewayLog = logger(SERVICE_NAME);
+
 async function main(): Promise<void> {
+  // First: an unknown ZITI_LOG_LEVEL or ZITI_LOG_FORMAT fails the start.
+  configureLogging();
   guardProcess();
   const config = loadConfig(process.env);
   if (!config.natsUrl) throw new Error('NATS_URL is required');
   if (!config.redisUrl) throw new Error('REDIS_URL is required');
-  const log = (m: string) => console.log(`[${SERVICE_NAME}] ${m}`);
+  const log = lineLogger(gatewayLog);
   const lifecycle = lifecycleConfig(process.env);
   // Everything opened so far, closed in reverse order on SIGTERM (also while still waiting for a dependency).
   const opened: (() => Promise<unknown>)[] = [];
@@ -67,6 +72,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(`[${SERVICE_NAME}] not started:`, err instanceof Error ? err.message : err);
+  gatewayLog.fatal(`not started: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ALL_ROUTES, MODELS, type Owner } from '@ziti/api-contract';
 import { RouteTable, answerClientError, createDrain, processShuttingDown, shortId } from '@ziti/http-kit';
+import { lineLogger, logger } from '@ziti/log';
 import type { Cache, EventBus } from '@ziti/messaging';
 import { Authenticator } from './auth/authenticator.js';
 import { grpcSessionResolver } from './auth/session-resolver.js';
@@ -180,7 +181,7 @@ function listenOn(server: Server, host: string, port: number): Promise<number> {
  * proxies, session resolution and cache invalidation.
  */
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
-  const log = deps.log ?? ((m: string) => console.log(`[${SERVICE_NAME}] ${m}`));
+  const log = deps.log ?? lineLogger(logger(SERVICE_NAME));
   const version = deps.version ?? packageVersion();
   const configured = deps.advertisedAddress ? splitAddress(deps.advertisedAddress) : undefined;
   const advertisedHost = configured?.host ?? (isWildcard(deps.listen.host) ? 'localhost' : deps.listen.host);

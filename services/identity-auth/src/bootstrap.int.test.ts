@@ -12,12 +12,13 @@ describe('bootstrap of built-ins and the default admin', () => {
     await h?.close();
   });
 
-  it('creates the default admin with a generated password, printed once and stored with mode 0600', async () => {
+  it('creates the default admin with a generated password, stored with mode 0600 and never logged', async () => {
     const file = join(h.dataDir, 'admin-password');
     const password = (await readFile(file, 'utf8')).trim();
     expect(password).toMatch(/^[A-Za-z0-9]{24}$/);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    expect(h.logs.filter((l) => l.includes(password))).toHaveLength(1);
+    expect(h.logs.filter((l) => l.includes('generated password') && l.includes(file))).toHaveLength(1);
+    expect(h.logs.filter((l) => l.includes(password))).toHaveLength(0);
 
     const rows = await h.sql('SELECT name, type_id, is_admin, is_default_admin, auth_policy_id FROM identities');
     expect(rows).toEqual([{ name: 'Default Admin', type_id: 'Default', is_admin: true, is_default_admin: true, auth_policy_id: 'default' }]);

@@ -53,6 +53,7 @@ import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { cacheMfaGuardStore } from './store/mfa-guard-cache.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
+import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 /** What the identity-auth context needs from its host (the standalone main or the all-in-one launcher). */
 export interface IdentityAuthDeps {
@@ -128,8 +129,8 @@ async function storeAdminPassword(dataDir: string, password: string, username: s
   const file = join(dataDir, 'admin-password');
   await writeFile(file, `${password}\n`, { mode: 0o600 });
   await chmod(file, 0o600);
-  log(`identity-auth: created the default admin "${username}" with the generated password: ${password}`);
-  log(`identity-auth: the password is also stored in ${file} (mode 0600); it is not shown again`);
+  // The password itself is never logged: log lines are shipped and kept where secrets must not be.
+  log(`identity-auth: created the default admin "${username}" with a generated password, stored in ${file} (mode 0600)`);
 }
 
 function schemaHint(err: unknown): unknown {
@@ -142,11 +143,14 @@ function schemaHint(err: unknown): unknown {
 
 /** Composition root of identity-auth: stores, managers, HTTP and gRPC. */
 export async function startService(deps: IdentityAuthDeps): Promise<RunningService> {
-  const log = deps.log ?? ((m: string) => console.log(m));
+  const serviceLog = logger(SERVICE_NAME);
+  const log = deps.log ?? lineLogger(serviceLog);
+  // The relay's failures keep their error (and stack) unless the caller takes text lines.
+  const relayLog = deps.log ? (m: string, err?: unknown) => log(err ? `${m}: ${String(err)}` : m) : problemLogger(serviceLog);
   const instanceId = deps.instanceId || hostname();
   validateDefaultAdminSpec(deps.admin);
   const db = openDatabase(deps.databaseUrl);
-  const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
+  const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: relayLog });
   const cleanup: (() => Promise<void>)[] = [() => db.close(), () => relay.stop()]; // run in reverse
   const stopAll = async () => {
     for (const step of cleanup.splice(0).reverse()) await step().catch((err: unknown) => log(`identity-auth: stop: ${String(err)}`));
@@ -218,6 +222,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     sweeper.unref();
     cleanup.push(async () => clearInterval(sweeper));
 
+    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop: stopAll };
   } catch (err) {
     await stopAll();

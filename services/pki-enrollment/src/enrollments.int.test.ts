@@ -8,6 +8,7 @@ import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { Client } from 'pg';
 import { csrPem, ecKeyPair } from './testing/certs.js';
 import { type TestService, call, pemToDers, principal, startTestService } from './testing/harness.js';
+import { configureLogging } from '@ziti/log';
 
 const admin = principal();
 const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
@@ -160,15 +161,17 @@ describe('enrollments and the enroll flows', () => {
       const { id, token } = await ottFor('not-yet');
       t.directory.notImplemented = true;
       const logged: string[] = [];
-      const log = jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' ')));
+      configureLogging({ level: 'info', format: 'json', destination: { write: (l: string) => logged.push(l) } });
       try {
         const res = await enrollPem(token, csrPem(ecKeyPair()));
         expect(res.status).toBe(503);
         // The body says only what failed; why is in the log under the same request id.
         expect(res.body.error).toEqual({ code: 'UNHANDLED', message: 'An unhandled error occurred', requestId: res.body.error.requestId });
-        expect(logged.find((l) => l.includes(res.body.error.requestId))).toMatch(/CreateCertAuthenticator/);
+        const line = logged.map((l) => JSON.parse(l) as Record<string, any>).find((r) => r.requestId === res.body.error.requestId && r.level === 'error');
+        expect(line).toMatchObject({ context: 'pki-enrollment', status: 503 });
+        expect(JSON.stringify(line)).toMatch(/CreateCertAuthenticator/);
       } finally {
-        log.mockRestore();
+        configureLogging();
         t.directory.notImplemented = false;
       }
       expect((await call(t.url, { path: `/enrollments/${id}`, principal: admin })).status).toBe(200);

@@ -10,5 +10,5 @@ runContextProcess({
   name: SERVICE_NAME,
   metricsPort: 9102,
   loadConfig,
-  start: (config, deps) => startService({ ...config, ...deps, log: console.log }),
+  start: (config, deps) => startService({ ...config, ...deps }),
 });

@@ -26,6 +26,7 @@ import { trustHandlers } from './http/trust.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
+import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 /** What the composition root needs from its host (standalone `main.ts` or the all-in-one controller). */
 export interface ServiceDeps {
@@ -72,14 +73,17 @@ function schemaHint(err: unknown): unknown {
  * of the Edge API, its gRPC service, the outbox relay and its durable event consumers.
  */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const log = deps.log ?? ((m: string) => console.log(m));
+  const serviceLog = logger(SERVICE_NAME);
+  const log = deps.log ?? lineLogger(serviceLog);
+  // The relay's failures keep their error (and stack) unless the caller takes text lines.
+  const relayLog = deps.log ? (m: string, err?: unknown) => log(err ? `${m}: ${String(err)}` : m) : problemLogger(serviceLog);
   const db = openDatabase(deps.databaseUrl, log);
   const closers: (() => Promise<unknown>)[] = [() => db.close()];
   const stop = async () => {
     for (const close of closers.splice(0).reverse()) await close().catch((err) => log(`${SERVICE_NAME}: stop: ${err}`));
   };
   try {
-    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
+    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: relayLog });
     closers.push(() => relay.stop());
     const uow = new PrismaUnitOfWork(db.prisma, db.pool, relay);
     let identities = deps.identityDirectory;

@@ -25,6 +25,7 @@ import { serviceHandlers } from './http/services.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { SqlUnitOfWork } from './store/unit-of-work.js';
+import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 /** What the composition root needs from its host (standalone `main.ts` or the all-in-one controller). */
 export interface ServiceDeps {
@@ -62,7 +63,10 @@ function schemaHint(err: unknown): unknown {
 
 /** Starts the policy context: its HTTP slice of the Edge API, its gRPC server, its event consumers and its outbox relay. */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const log = deps.log ?? console.error;
+  const serviceLog = logger(SERVICE_NAME);
+  const log = deps.log ?? lineLogger(serviceLog);
+  // The relay's failures keep their error (and stack) unless the caller takes text lines.
+  const relayLog = deps.log ? (m: string, err?: unknown) => log(err ? `${m}: ${String(err)}` : m) : problemLogger(serviceLog);
   const db = openDatabase(deps.databaseUrl, log, deps.databasePoolSize);
   const ready = async () => (await db.pool.query('SELECT 1')).rowCount === 1;
   const closers: (() => Promise<unknown>)[] = [() => db.close()];
@@ -70,7 +74,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     for (const close of closers.splice(0).reverse()) await close().catch((err) => log(`${SERVICE_NAME}: stop: ${err}`));
   };
   try {
-    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
+    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: relayLog });
     closers.push(() => relay.stop());
     const uow = new SqlUnitOfWork(db, () => relay.notify());
     const pki = pkiRouterEnrollments(deps.pkiEnrollmentGrpc, log);
@@ -121,7 +125,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       maintenance(deps.databaseUrl, db.pool, log),
     ], 'policy');
     closers.push(() => grpc.stop());
-    deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
+    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };
   } catch (err) {
     await stop();

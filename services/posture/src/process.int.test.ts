@@ -139,7 +139,7 @@ describe('the posture process', () => {
     const p = spawnPosture(url.toString(), { ZITI_DEPENDENCY_WAIT_SECONDS: '2' });
     expect(await p.exit).toBe(1);
     expect(Date.now() - started).toBeLessThan(15_000);
-    expect(p.output()).toMatch(/posture: not started: PostgreSQL is not reachable after 2 s: connect ECONNREFUSED/);
+    expect(p.output()).toMatch(/"level":"fatal".*"context":"posture","msg":"not started: PostgreSQL is not reachable after 2 s: connect ECONNREFUSED/);
     expect(p.output()).not.toMatch(/\n\s+at /);
   }, 30_000);
 
@@ -170,7 +170,7 @@ describe('the posture process', () => {
     proxy = await startProxy(dbPort, { host: real.hostname, port: Number(real.port || 5432) });
     const ready = await until('readiness', async () => ((await get(httpPort, '/readyz')).status === 200 ? true : undefined), 20_000);
     expect(ready).toBe(true);
-    expect(p.output()).toMatch(/posture: PostgreSQL is reachable \(waited \d+\.\d s\)/);
+    expect(p.output()).toMatch(/"context":"posture","msg":"PostgreSQL is reachable \(waited \d+\.\d s\)"/);
     output = p.output();
   }, 60_000);
 

@@ -6,7 +6,7 @@ describeServiceShape({
   name: SERVICE_NAME,
   schema: SCHEMA,
   runMigrations,
-  migrations: ['20261121000000_init', '20261122000000_posture_checks'],
+  migrations: ['20261121000000_init', '20261122000000_posture_checks', '20261127000000_outbox_request_id'],
   async start(databaseUrl) {
     const bus = createInProcessBus();
     const cache = createMemoryCache();

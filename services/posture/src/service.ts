@@ -19,6 +19,7 @@ import { SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { CachePostureDataStore } from './store/posture-data-cache.js';
 import { PostureCheckRepository } from './store/posture-check-repo.js';
+import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 export type { Address };
 
@@ -51,7 +52,10 @@ export interface RunningService {
  * data (shared cache), evaluation over gRPC, its outbox relay and its event consumers.
  */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const log = deps.log ?? console.error;
+  const serviceLog = logger(SERVICE_NAME);
+  const log = deps.log ?? lineLogger(serviceLog);
+  // The relay's failures keep their error (and stack) unless the caller takes text lines.
+  const relayLog = deps.log ? (m: string, err?: unknown) => log(err ? `${m}: ${String(err)}` : m) : problemLogger(serviceLog);
   const db = openDatabase(deps.databaseUrl, log);
   const ready = async () => (await db.pool.query('SELECT 1')).rowCount === 1;
   const closers: (() => Promise<unknown>)[] = [() => db.close()];
@@ -59,7 +63,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     for (const close of closers.splice(0).reverse()) await close().catch((err) => log(`${SERVICE_NAME}: stop: ${err}`));
   };
   try {
-    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
+    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: relayLog });
     closers.push(() => relay.stop());
     const policy = grpcPolicyPort(deps.policyGrpc);
     closers.push(async () => policy.close());
@@ -93,7 +97,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       maintenance(deps.databaseUrl, db.pool, log),
     ], 'posture');
     closers.push(() => grpc.stop());
-    deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
+    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };
   } catch (err) {
     await stop();

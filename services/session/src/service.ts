@@ -14,6 +14,7 @@ import { sessionHandlers } from './http/sessions.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { ServiceUpdateRepository, SessionRepository } from './store/session-repo.js';
 import { PublishingSessionStore } from './events/session-events.js';
+import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 export type { Address };
 
@@ -57,7 +58,10 @@ export interface RunningService {
  * its event consumers, and its part of the data integrity check. It publishes no events (no outbox relay).
  */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const log = deps.log ?? console.error;
+  const serviceLog = logger(SERVICE_NAME);
+  const log = deps.log ?? lineLogger(serviceLog);
+  // The relay's failures keep their error (and stack) unless the caller takes text lines.
+  const relayLog = deps.log ? (m: string, err?: unknown) => log(err ? `${m}: ${String(err)}` : m) : problemLogger(serviceLog);
   // A connection the server drops while idle (restart, failover) must not crash the process.
   const pool = createSchemaPool(deps.databaseUrl, SCHEMA, { max: deps.poolSize ?? 10 }, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
   const ready = async () => (await pool.query('SELECT 1')).rowCount === 1;
@@ -101,7 +105,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     closers.push(() => http.close());
     // No relay runs here (the context writes no events); the integrity fix drains a stray row with a one-off flush.
     const flushOutbox = async () => {
-      const relay = startOutboxRelay({ pool, bus: deps.bus, pollIntervalMs: 3_600_000, log: (m, err) => log(err ? `${m}: ${String(err)}` : m) });
+      const relay = startOutboxRelay({ pool, bus: deps.bus, pollIntervalMs: 3_600_000, log: relayLog });
       try {
         await relay.flush();
       } finally {
@@ -110,7 +114,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     };
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [integrityService(sessionIntegrity(pool, flushOutbox)), healthService(SERVICE_NAME, ready), maintenance(deps.databaseUrl, pool, log)], 'session');
     closers.push(() => grpc.stop());
-    deps.log?.(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
+    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
     return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };
   } catch (err) {
     await stop();

@@ -2,10 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { EdgeApiName, Owner } from '@ziti/api-contract';
 import { ApiError } from '@ziti/errors';
+import { type RequestContext, logger, runWithRequest } from '@ziti/log';
 import { observeHttpRequest } from '@ziti/metrics';
 import {
   AUTH_OUTCOME_HEADER,
   type AuthOutcome,
+  type AccessLine,
   CLIENT_CERT_HEADER,
   SESSION_CREATED_HEADER,
   type SessionCreated,
@@ -19,6 +21,8 @@ import {
   type RequestPrincipal,
   type RouteTable,
   checkAccess,
+  logAccess,
+  methodOf,
   readBody,
   sendBody,
   sendError,
@@ -29,7 +33,7 @@ import {
 import { type Authenticator, type Resolved, bearerTokens, missingTokenError, sessionHeaders, sessionToken } from '../auth/authenticator.js';
 import { CLIENT_CERT_OPERATIONS, peerChain } from './client-cert.js';
 import type { ConsoleHandler } from './console.js';
-import { answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders } from './headers.js';
+import { REQUEST_ID_RESPONSE_HEADER, answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders } from './headers.js';
 import type { LocalHandler } from './informational.js';
 import { normalisePath, splitUrl } from './paths.js';
 import { type ProxiedRequest, RESPONSE_EVENT_OPERATIONS, type UpstreamHandler, noUpstreamError } from './proxy.js';
@@ -104,7 +108,9 @@ async function principalFor(req: IncomingMessage, opts: GatewayAppOptions): Prom
  * limits (logins and enrollments), the owning context.
  */
 export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
-  async function handle(req: ProxiedRequest, res: ServerResponse, requestId: string, startedAt: number): Promise<void> {
+  const log = logger('gateway');
+
+  async function handle(req: ProxiedRequest, res: ServerResponse, requestId: string, startedAt: number, request: RequestContext, line: AccessLine): Promise<void> {
     if (req.method === 'OPTIONS') return answerPreflight(req, res);
 
     const { path, search } = splitUrl(req.url ?? '/');
@@ -120,11 +126,13 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
 
     const target = normalisePath(path);
     if (!target.api || target.relative === undefined) throw ApiError.of('NOT_FOUND');
+    line.api = target.api;
     if (target.api !== 'fabric' && target.relative === '/swagger.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       return sendBody(res, opts.swaggerJson(target.api), 'application/json');
     }
     const { route, params } = opts.routes.match(target.api, req.method ?? 'GET', target.relative);
     req.zitiOperation = route.operationId;
+    request.operationId = route.operationId;
 
     const body = await readBody(req, MAX_BODY_BYTES);
 
@@ -132,6 +140,7 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
     if (route.access !== 'anonymous') {
       const resolved = await principalFor(req, opts);
       principal = resolved.principal;
+      request.identityId = principal.identityId;
       // Untraced principals carry no trace: this one check is all they cost.
       const trace = activeTrace(principal);
       if (trace && opts.log) logTracedRequest(res, trace, { requestId, identityId: principal.identityId, method: req.method ?? 'GET', path: target.path, startedAt }, opts.log);
@@ -183,8 +192,14 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
     observeHttpRequest(res, 'gateway', () => req.zitiOperation);
     req.headers[REQUEST_ID_HEADER] = requestId;
     setServerHeaders(res, opts.instanceId, opts.version);
+    res.setHeader(REQUEST_ID_RESPONSE_HEADER, requestId);
     setCorsHeaders(req, res);
     if (opts.draining()) res.setHeader('connection', 'close');
-    handle(req, res, requestId, performance.now()).catch((err: unknown) => sendError(res, err, requestId));
+    const startedAt = performance.now();
+    // The access line (one per request) and every line logged while serving it carry the request's ids.
+    const request: RequestContext = { requestId };
+    const line: AccessLine = { method: methodOf(req), path: splitUrl(req.url ?? '/').path };
+    logAccess(log, 'info', res, request, line, startedAt);
+    runWithRequest(request, () => handle(req, res, requestId, startedAt, request, line).catch((err: unknown) => sendError(res, err, requestId, log)));
   };
 }

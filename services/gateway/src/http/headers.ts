@@ -3,6 +3,12 @@ import { INTERNAL_HEADER_PREFIX } from '@ziti/http-kit';
 
 export const CORS_ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
 export const CORS_ALLOWED_HEADERS = 'content-type, accept, authorization, zt-session';
+/**
+ * The request's id on every response (the id of `error.requestId` and of the gateway's log lines),
+ * so a caller can quote it for a successful request too.
+ */
+export const REQUEST_ID_RESPONSE_HEADER = 'x-request-id';
+
 /** Response headers that browser clients (ZAC and the browser SDK) read. */
 export const CORS_EXPOSED_HEADERS = [
   'zt-session',
@@ -12,6 +18,7 @@ export const CORS_EXPOSED_HEADERS = [
   'ziti-authenticator-extend-requested',
   'www-authenticate',
   'content-disposition',
+  REQUEST_ID_RESPONSE_HEADER,
 ].join(', ');
 const CORS_MAX_AGE_SECONDS = '600';
 

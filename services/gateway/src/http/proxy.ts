@@ -1,7 +1,8 @@
 import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, dependencies } from '@ziti/errors';
-import { type HttpApp, INTERNAL_HEADER_PREFIX, RESPONSE_EVENT_HEADERS, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, sendError, signPrincipal } from '@ziti/http-kit';
+import { type HttpApp, INTERNAL_HEADER_PREFIX, RESPONSE_EVENT_HEADERS, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, pathOf, sendError, signPrincipal } from '@ziti/http-kit';
+import { logger } from '@ziti/log';
 import { localHttpApp } from '@ziti/service-kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { replaceForwardedHeaders } from './client-address.js';
@@ -25,6 +26,8 @@ export interface ProxiedRequest extends IncomingMessage {
  * with its caller when the route is not anonymous.
  */
 export type UpstreamHandler = (req: ProxiedRequest, res: ServerResponse, principal?: RequestPrincipal) => void;
+
+const gatewayLog = logger('gateway');
 
 /** How long an upstream may take to answer (the controller's handler timeout). */
 export const UPSTREAM_TIMEOUT_MS = 10_000;
@@ -208,9 +211,10 @@ export function createUpstreamProxy(
       },
       error: (err: Error, req: ProxiedRequest, res: ServerResponse | Socket) => {
         const timedOut = req.zitiUpstreamTimedOut === true;
-        if (timedOut) log(`proxy to ${owner} timed out for ${req.method} ${req.url} [${req.zitiRequestId ?? ''}]`);
+        // The path only: query values can hold secrets.
+        if (timedOut) log(`proxy to ${owner} timed out for ${req.method} ${pathOf(req.url)} [${req.zitiRequestId ?? ''}]`);
         if (res instanceof ServerResponse && !res.headersSent) {
-          sendError(res, upstreamError(owner, err, timedOut), req.zitiRequestId ?? '');
+          sendError(res, upstreamError(owner, err, timedOut), req.zitiRequestId ?? '', gatewayLog);
         } else {
           res.destroy();
         }
@@ -223,7 +227,7 @@ export function createUpstreamProxy(
     if (app) return dispatchLocal(app, req, res, principal);
     replaceForwardedHeaders(req.headers, req.socket, req.zitiClientAddress);
     if (principal) req.headers[PRINCIPAL_HEADER] = signPrincipal(internalSecret, principal, req.zitiRequestId ?? '');
-    return handler(req, res, (err?: unknown) => sendError(res, err ?? noUpstreamError(owner), req.zitiRequestId ?? ''));
+    return handler(req, res, (err?: unknown) => sendError(res, err ?? noUpstreamError(owner), req.zitiRequestId ?? '', gatewayLog));
   };
   return { handler: routed, close: () => agent.destroy() };
 }
