@@ -141,6 +141,8 @@ async function main(): Promise<void> {
     // The gateway's login guards as `npm start` configures them (on by default; ZITI_AUTH_RATE_LIMITER, ZITI_LOGIN_FAILURES_*).
     guards: loadGuardConfig(process.env),
     log: () => undefined,
+    // Every line is still made (its cost is part of a login's), then dropped instead of flooding the output.
+    logging: { destination: { write: () => true } },
   });
   const agent = new https.Agent({ ca: ctl.caCertPem, keepAlive: true, maxSockets: CONCURRENCY });
   const at = (p: string) => new URL(p, ctl.url);

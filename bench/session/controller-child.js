@@ -26,7 +26,12 @@ function profiler(dir) {
 
 async function main() {
   const opts = JSON.parse(process.argv[2] || '{}');
-  const ctl = await startController({ ...opts, log: process.env.BENCH_LOG ? (m) => console.log(`[controller] ${m}`) : () => undefined });
+  // Log lines are made (their cost counts) and dropped, unless BENCH_LOG asks to see them.
+  const ctl = await startController({
+    ...opts,
+    log: process.env.BENCH_LOG ? (m) => console.log(`[controller] ${m}`) : () => undefined,
+    logging: process.env.BENCH_LOG ? undefined : { destination: { write: () => true } },
+  });
   const prof = process.env.BENCH_PROFILE ? profiler(process.env.BENCH_PROFILE) : undefined;
   process.send({ url: ctl.url, caCertPem: ctl.caCertPem });
   process.on('message', (m) => {
