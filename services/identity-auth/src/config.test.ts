@@ -14,7 +14,16 @@ describe('loadConfig', () => {
       dataDir: 'data',
       admin: { username: 'admin', password: undefined },
       outboundAllowPrivate: false,
+      // The event stream's namespaces default to all of them, so logins hand back their outcome.
+      authenticationEvents: true,
     });
+  });
+
+  it('hands back login outcomes only when the event stream wants authentication or apiSession records', () => {
+    expect(loadConfig({ ...required, ZITI_EVENTS: 'none' }).authenticationEvents).toBe(false);
+    expect(loadConfig({ ...required, ZITI_EVENTS: 'session,entityCount' }).authenticationEvents).toBe(false);
+    expect(loadConfig({ ...required, ZITI_EVENTS: 'apiSession' }).authenticationEvents).toBe(true);
+    expect(loadConfig({ ...required, ZITI_EVENTS: 'authentication' }).authenticationEvents).toBe(true);
   });
 
   it('takes the overrides', () => {
