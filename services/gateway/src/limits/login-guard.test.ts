@@ -16,6 +16,7 @@ class FakeResponse extends EventEmitter {
   statusCode = 200;
   headersSent = false;
   writableFinished = false;
+  closed = false;
   private readonly headers = new Map<string, string>();
   getHeader(name: string) {
     return this.headers.get(name);
@@ -28,11 +29,13 @@ class FakeResponse extends EventEmitter {
   }
   end() {
     this.writableFinished = true;
+    this.closed = true;
     this.emit('finish');
     this.emit('close');
     return this;
   }
   drop() {
+    this.closed = true;
     this.emit('close');
   }
 }
@@ -159,6 +162,23 @@ describe('login guard: auth rate limiter', () => {
     expect(guard.limiter!.windowSize).toBe(12);
     held[0]!.answer(401); // a failure: unchanged
     expect(guard.limiter!.windowSize).toBe(12);
+  });
+
+  it('releases the place of a caller that left while the failure counters were being read (a slow cache)', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const memory = createMemoryCache();
+    // Reads of the shared cache wait until the test opens the gate, as a cache that stalls does.
+    const slow: Cache = { ...memory, get: async (key: string) => (await gate, memory.get(key)) };
+    const guard = createLoginGuard({ cache: slow, loginFailureLimits: { perUsername: 10, perAddress: 30 }, authRateLimiter: { minSize: 5, maxSize: 5 } });
+    const res = new FakeResponse();
+    const admitted = guard.admit(AUTHENTICATE, request('198.51.100.1'), res as unknown as ServerResponse, passwordBody('ann'), '?method=password');
+    res.drop(); // the caller gives up before the guard is done with it
+    open();
+    await admitted;
+    expect(guard.limiter!.inFlight).toBe(0);
+    // The window is whole: five callers in a row are let in.
+    for (let i = 0; i < 5; i++) expect((await attempt(guard, { username: `v${i}` })).refused).toBeUndefined();
   });
 
   it('lets one login of a learned admin credential per 10 s past a full window; a false claim uses nothing up', async () => {

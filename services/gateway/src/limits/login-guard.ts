@@ -55,6 +55,9 @@ function onResponseEnd(res: ServerResponse, done: (status: number, delivered: bo
     ended = true;
     done(res.headersSent ? res.statusCode : 0, delivered);
   };
+  // The caller may have gone while the guard awaited the shared cache: its 'close' has been and
+  // will not come again, so the end is now (else a limiter ticket taken for it is never released).
+  if (res.closed) return end(res.writableFinished);
   res.once('finish', () => end(true));
   res.once('close', () => end(res.writableFinished));
 }
