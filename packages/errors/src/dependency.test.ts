@@ -35,6 +35,7 @@ describe('unavailableDependency', () => {
   it('knows Redis, NATS and unreachable gRPC servers', () => {
     expect(unavailableDependency(Object.assign(new Error('Reached the max retries per request limit (which is 1).'), { name: 'MaxRetriesPerRequestError' }))).toBe('redis');
     expect(unavailableDependency(new Error('Connection is closed.'))).toBe('redis');
+    expect(unavailableDependency(new Error('Command timed out'))).toBe('redis');
     expect(unavailableDependency(Object.assign(new Error('CONNECTION_CLOSED'), { name: 'NatsError', code: 'CONNECTION_CLOSED' }))).toBe('nats');
     expect(unavailableDependency(Object.assign(new Error('bus disconnected'), { code: 'BUS_UNAVAILABLE' }))).toBe('nats');
     expect(unavailableDependency(Object.assign(new Error('No connection established'), { code: 14, details: 'x', metadata: new Metadata() }))).toBe('context');

@@ -10,7 +10,8 @@ import { logger } from '@ziti/log';
  *   SocketTimeout, TooManyConnections; pg's own connection messages (terminated, pool acquire
  *   timeout, client not queryable); and a bare socket error (refused, reset, unreachable): of
  *   the servers a request reaches, only `pg` hands those through as they are.
- * - `redis`: ioredis giving up on a command (`MaxRetriesPerRequestError`, `Connection is closed.`).
+ * - `redis`: ioredis giving up on a command (`MaxRetriesPerRequestError`, `Connection is closed.`,
+ *   `Command timed out` after `commandTimeout`).
  * - `nats`: a NATS connection closed, refused, draining or disconnected, or the bus refusing a
  *   publish while disconnected (`code: 'BUS_UNAVAILABLE'`).
  * - `context`: a gRPC call that could not reach its server (UNAVAILABLE, no ziti error attached).
@@ -24,7 +25,7 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'
 const NATS_DOWN_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_REFUSED', 'CONNECTION_DRAINING', 'CONNECTION_TIMEOUT', 'DISCONNECT', 'BUS_UNAVAILABLE']);
 const PG_DOWN_MESSAGE =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|terminating connection due to)/;
-const REDIS_DOWN_MESSAGE = /^(Connection is closed\.|Stream isn't writeable and enableOfflineQueue options is false|Reached the max retries per request limit)/;
+const REDIS_DOWN_MESSAGE = /^(Connection is closed\.|Stream isn't writeable and enableOfflineQueue options is false|Reached the max retries per request limit|Command timed out)/;
 /** gRPC status UNAVAILABLE. */
 const GRPC_UNAVAILABLE = 14;
 

@@ -9,6 +9,9 @@ const INCREMENT_LUA = `local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
+/** How long a Redis command may take before it fails (Redis answers in well under a millisecond). */
+export const REDIS_COMMAND_TIMEOUT_MS = 2_000;
+
 /** Options of {@link createRedisCache}. */
 export interface RedisCacheOptions {
   /** Prepended to every key (e.g. `ziti:gateway:`), so several users can share one Redis. */
@@ -29,6 +32,9 @@ export async function createRedisCache(url: string, opts: RedisCacheOptions = {}
     keyPrefix: opts.keyPrefix,
     lazyConnect: true,
     maxRetriesPerRequest: 3,
+    // A Redis that takes a command and never answers (a stalled server, a black-holed network)
+    // fails the command instead of holding its request: 503 `SERVICE_UNAVAILABLE` upstream.
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     // Commands issued in the same turn of the event loop (principal lookups of concurrent requests) share one write.
     enableAutoPipelining: true,
     // No retries before the first connection (fail fast); afterwards reconnect forever.

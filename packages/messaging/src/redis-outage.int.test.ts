@@ -1,6 +1,7 @@
-import { dependencies } from '@ziti/errors';
+import { dependencies, unavailableDependency } from '@ziti/errors';
+import Redis from 'ioredis';
 import { type OwnServer, startOwnRedis } from '@ziti/test-kit';
-import { createRedisCache } from './redis-cache.js';
+import { REDIS_COMMAND_TIMEOUT_MS, createRedisCache } from './redis-cache.js';
 import type { Cache } from './types.js';
 
 // A Redis of this file alone, killed and started again (empty) under the cache.
@@ -42,5 +43,20 @@ describe('Redis cache across an outage', () => {
     expect(redisLines).toHaveLength(2);
     expect(redisLines[0]).toMatch(/^dependency redis lost: /);
     expect(redisLines[1]).toMatch(/^dependency redis back after \d+\.\d s; \d+ failed or held back meanwhile$/);
+  });
+
+  it('fails a command a stalled Redis does not answer within the command timeout, as Redis being unavailable', async () => {
+    const admin = new Redis(redis.url);
+    try {
+      // Every other client's commands wait while the pause lasts, as with a server that stalls.
+      await admin.call('CLIENT', 'PAUSE', String(REDIS_COMMAND_TIMEOUT_MS * 3), 'ALL');
+      const started = Date.now();
+      const err = await cache.get('k').then(() => undefined, (e: unknown) => e);
+      expect(unavailableDependency(err)).toBe('redis');
+      expect(Date.now() - started).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS * 2);
+    } finally {
+      await admin.call('CLIENT', 'UNPAUSE').catch(() => undefined);
+      admin.disconnect();
+    }
   });
 });
