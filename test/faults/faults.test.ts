@@ -9,7 +9,8 @@ import { type FaultWindow, offenders, RECOVERY_RUN, table, type WindowStats, win
 /**
  * Faults under load, one after another, against the controller run as separate processes (see
  * support/cluster.ts): NATS stopped 15 s, Redis restarted empty, one replica of identity-auth and of
- * session killed, PostgreSQL stopped 10 s, a gateway killed. For each: every request answered 2xx
+ * session killed, the single replicas of the other contexts killed, PostgreSQL stopped 10 s, a
+ * gateway killed. For each: every request answered 2xx
  * or a clean 503 `SERVICE_UNAVAILABLE` within the bound (never 500, never a hang), steady 2xx again
  * soon after the dependency returns, a policy change made during the fault reaching the other
  * contexts afterwards; and at the end, every acknowledged write is there. The table goes to the
@@ -46,7 +47,7 @@ beforeAll(async () => {
   const pool = new GatewayPool(cluster.gateways.map((g) => ({ name: g.name, url: g.url })));
   api = new Api(pool);
   net = await buildNetwork(api, cluster.admin);
-  for (const name of ['nats', 'redis', 'replicas', 'postgres', 'gateway']) probes.set(name, await EventProbe.create(api, net, name));
+  for (const name of ['nats', 'redis', 'replicas', 'singles', 'postgres', 'gateway']) probes.set(name, await EventProbe.create(api, net, name));
   load = new Load(pool, operations(net, acked), RATE);
   setupMs = Date.now() - setupStarted;
   load.start();
@@ -180,6 +181,23 @@ it('one replica of identity-auth and of session killed (-9), restarted 5 s later
     probe: 'replicas',
     writesAccepted: true,
     redundant: true,
+    async inject(during) {
+      await Promise.all(killed.map((r) => r.process.kill()));
+      await hold(Date.now(), 5_000, during);
+      for (const r of killed) r.process.start();
+      for (const r of killed) await waitReplicaReady(r, 60_000);
+    },
+  });
+  expect(failures).toEqual([]);
+}, FAULT_TIMEOUT);
+
+it('the only replica of policy, pki-enrollment and posture killed (-9), restarted 5 s later', async () => {
+  const killed = [replica('policy'), replica('pki-enrollment'), replica('posture')];
+  const failures = await runFault({
+    name: 'kill -9 policy, pki-enrollment and posture (single replicas)',
+    probe: 'singles',
+    // The change goes to policy, which is down until the restart.
+    writesAccepted: false,
     async inject(during) {
       await Promise.all(killed.map((r) => r.process.kill()));
       await hold(Date.now(), 5_000, during);

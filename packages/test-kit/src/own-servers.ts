@@ -33,22 +33,43 @@ const START_TIMEOUT_MS = 30_000;
 /** Ports this process handed out: a port closed again is not handed out twice (the kernel may pick it again). */
 const handedOut = new Set<number>();
 
-/** A loopback port nobody listens on at this instant, and not one this process handed out before. */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolve(port));
-      });
-    });
-    if (!handedOut.has(port)) {
-      handedOut.add(port);
-      return port;
-    }
+/**
+ * The first port of the kernel's ephemeral range (the source ports of outgoing connections).
+ * Servers here are stopped and started again on the same port while clients keep reconnecting to
+ * it: a port inside that range can meanwhile be taken as a client's source port, or a client can
+ * connect to itself on it (Linux's TCP self-connect), and the server cannot bind it again.
+ */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 2048 ? low : 32768;
+  } catch {
+    return 32768;
   }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A loopback port nobody listens on at this instant, below the ephemeral range (see
+ * `ephemeralLow`), and not one this process handed out before.
+ */
+export async function freePort(): Promise<number> {
+  const low = 10_000;
+  const high = ephemeralLow() - 1;
+  for (let attempt = 0; attempt < 1_000; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${low} and ${high}`);
 }
 
 function accepting(port: number): Promise<boolean> {
