@@ -138,6 +138,14 @@ async function hold(since: number, ms: number, during: (deadline: number) => Pro
   await sleep(Math.max(0, since + ms - Date.now()));
 }
 
+/** Kills the replicas (-9), holds `ms` running `during`, starts them again as Kubernetes would, and waits until they are ready. */
+async function killFor(killed: Replica[], ms: number, during: (deadline: number) => Promise<void>): Promise<void> {
+  await Promise.all(killed.map((r) => r.process.kill()));
+  await hold(Date.now(), ms, during);
+  for (const r of killed) r.process.start();
+  for (const r of killed) await waitReplicaReady(r, 60_000);
+}
+
 const FAULT_TIMEOUT = 180_000;
 
 it('baseline: the load alone is answered 2xx', () => {
@@ -181,12 +189,7 @@ it('one replica of identity-auth and of session killed (-9), restarted 5 s later
     probe: 'replicas',
     writesAccepted: true,
     redundant: true,
-    async inject(during) {
-      await Promise.all(killed.map((r) => r.process.kill()));
-      await hold(Date.now(), 5_000, during);
-      for (const r of killed) r.process.start();
-      for (const r of killed) await waitReplicaReady(r, 60_000);
-    },
+    inject: (during) => killFor(killed, 5_000, during),
   });
   expect(failures).toEqual([]);
 }, FAULT_TIMEOUT);
@@ -198,12 +201,7 @@ it('the only replica of policy, pki-enrollment and posture killed (-9), restarte
     probe: 'singles',
     // The change goes to policy, which is down until the restart.
     writesAccepted: false,
-    async inject(during) {
-      await Promise.all(killed.map((r) => r.process.kill()));
-      await hold(Date.now(), 5_000, during);
-      for (const r of killed) r.process.start();
-      for (const r of killed) await waitReplicaReady(r, 60_000);
-    },
+    inject: (during) => killFor(killed, 5_000, during),
   });
   expect(failures).toEqual([]);
 }, FAULT_TIMEOUT);
