@@ -1,5 +1,5 @@
 import { dependencies } from '@ziti/errors';
-import { createTestDatabase, startOwnNats, testInfra, type OwnServer, type TestDatabase } from '@ziti/test-kit';
+import { createTestDatabase, inTransaction, startOwnNats, testInfra, type OwnServer, type TestDatabase } from '@ziti/test-kit';
 import { Pool } from 'pg';
 import { createNatsBus } from './nats-bus.js';
 import { newChangeEvent, OUTBOX_TABLE_SQL, runWithOutbox, startOutboxRelay, type OutboxRelay } from './outbox.js';
@@ -28,20 +28,7 @@ function connection(connected: boolean): Promise<void> {
 
 async function write(n: number): Promise<ChangeEvent> {
   const event = newChangeEvent('policy', 'service-access.changed', { identityIds: ['same'], n });
-  const inTx = async <T>(callback: (c: Pick<Pool, 'query'>) => Promise<T>): Promise<T> => {
-    const c = await pool.connect();
-    try {
-      await c.query('BEGIN');
-      const value = await callback(c);
-      await c.query('COMMIT');
-      return value;
-    } catch (err) {
-      await c.query('ROLLBACK');
-      throw err;
-    } finally {
-      c.release();
-    }
-  };
+  const inTx = <T>(callback: (c: Pick<Pool, 'query'>) => Promise<T>) => inTransaction(pool, callback);
   await runWithOutbox(relay, inTx, (c: Pick<Pool, 'query'>, text: string, values: unknown[]) => c.query(text, values), (_c, emit) => emit([event]));
   return event as ChangeEvent;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { connect, type NatsConnection } from 'nats';
-import { createTestDatabase, testInfra, type TestDatabase } from '@ziti/test-kit';
+import { createTestDatabase, inTransaction as transaction, testInfra, type TestDatabase } from '@ziti/test-kit';
 import { createNatsBus } from './nats-bus.js';
 import {
   newChangeEvent,
@@ -78,22 +78,6 @@ async function inTransaction(p: Pool, fn: (q: Pick<Pool, 'query'>) => Promise<vo
     await c.query('BEGIN');
     await fn(c);
     await c.query(commit ? 'COMMIT' : 'ROLLBACK');
-  } finally {
-    c.release();
-  }
-}
-
-/** Runs `callback` in a transaction on one connection: committed when it returns, rolled back when it throws. */
-async function transaction<T>(p: Pool, callback: (c: Pick<Pool, 'query'>) => Promise<T>): Promise<T> {
-  const c = await p.connect();
-  try {
-    await c.query('BEGIN');
-    const value = await callback(c);
-    await c.query('COMMIT');
-    return value;
-  } catch (err) {
-    await c.query('ROLLBACK');
-    throw err;
   } finally {
     c.release();
   }

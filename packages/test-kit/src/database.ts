@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import { Client, type Pool } from 'pg';
 
 export interface TestDatabase {
   url: string;
@@ -32,4 +32,20 @@ export async function createTestDatabase(serverUrl: string, prefix = 'zt'): Prom
       }
     },
   };
+}
+
+/** Runs `callback` in a transaction on one connection of `pool`: committed when it returns, rolled back when it throws. */
+export async function inTransaction<T>(pool: Pool, callback: (c: Pick<Pool, 'query'>) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const value = await callback(c);
+    await c.query('COMMIT');
+    return value;
+  } catch (err) {
+    await c.query('ROLLBACK');
+    throw err;
+  } finally {
+    c.release();
+  }
 }
