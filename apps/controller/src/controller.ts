@@ -81,6 +81,8 @@ export interface ControllerOptions {
   servicePorts?: 'ephemeral' | ServicePorts;
   /** Settings the standalone services read from their environment (see each `loadConfig`). */
   sessionTimeoutMinutes?: number;
+  /** Age at which the OIDC signing key is replaced (ZITI_OIDC_KEY_ROTATION_DAYS, default 30; 0 = never). */
+  oidcKeyRotationDays?: number;
   mfaSecret?: string;
   totpIssuer?: string;
   pkiKey?: string;
@@ -212,6 +214,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
         admin: { username: adminUsername, password: opts.adminPassword || undefined },
         sessionTimeoutMinutes: opts.sessionTimeoutMinutes,
         secretsKey: opts.mfaSecret,
+        oidcKeyRotationDays: opts.oidcKeyRotationDays,
         totpIssuer: opts.totpIssuer,
         outboundAllowPrivate: opts.outboundAllowPrivate,
         instanceId,

@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     servicePorts: servicePortsFromEnv(env),
     sessionTimeoutMinutes: env.ZITI_SESSION_TIMEOUT_MINUTES ? intEnv(env, 'ZITI_SESSION_TIMEOUT_MINUTES', 30, 0, 525600) : undefined,
     mfaSecret: env.ZITI_MFA_SECRET || undefined,
+    oidcKeyRotationDays: env.ZITI_OIDC_KEY_ROTATION_DAYS ? intEnv(env, 'ZITI_OIDC_KEY_ROTATION_DAYS', 30, 0, 3650) : undefined,
     totpIssuer: env.ZITI_TOTP_ISSUER || undefined,
     pkiKey: env.ZITI_PKI_KEY || undefined,
     outboundAllowPrivate: boolEnv(env, 'ZITI_OUTBOUND_ALLOW_PRIVATE', false),

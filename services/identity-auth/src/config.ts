@@ -20,6 +20,8 @@ export interface Config {
   pkiEnrollmentGrpc?: string;
   /** Encrypts TOTP secrets at rest (ZITI_MFA_SECRET; default the internal secret). */
   secretsKey?: string;
+  /** Age at which the OIDC signing key is replaced (ZITI_OIDC_KEY_ROTATION_DAYS, default 30; 0 = never). */
+  oidcKeyRotationDays?: number;
   /** The TOTP issuer (ZITI_TOTP_ISSUER, default `openziti.io`). */
   totpIssuer?: string;
   /**
@@ -50,6 +52,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...(env.POLICY_GRPC ? { policyGrpc: env.POLICY_GRPC } : {}),
     ...(env.PKI_ENROLLMENT_GRPC ? { pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC } : {}),
     ...(env.ZITI_MFA_SECRET ? { secretsKey: env.ZITI_MFA_SECRET } : {}),
+    ...(env.ZITI_OIDC_KEY_ROTATION_DAYS ? { oidcKeyRotationDays: intEnv(env, 'ZITI_OIDC_KEY_ROTATION_DAYS', 30, 0, 3650) } : {}),
     ...(env.ZITI_TOTP_ISSUER ? { totpIssuer: env.ZITI_TOTP_ISSUER } : {}),
     outboundAllowPrivate: boolEnv(env, 'ZITI_OUTBOUND_ALLOW_PRIVATE', false),
     authenticationEvents: eventNamespacesEnabled(env, ['authentication', 'apiSession']),

@@ -49,6 +49,7 @@ import { enrollTokenHandlers } from './http/enroll-token.js';
 import { TokenEnrollment } from './domain/ext-jwt/token-enrollment.js';
 import { mfaHandlers } from './http/mfa.js';
 import { signerHandlers } from './http/signers.js';
+import { KeyRing, sqlKeyStore } from './oidc/key-ring.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { cacheMfaGuardStore } from './store/mfa-guard-cache.js';
@@ -90,6 +91,8 @@ export interface IdentityAuthDeps {
   pkiEnrollmentGrpc?: PkiAddress;
   /** Encrypts TOTP secrets and recovery codes at rest (ZITI_MFA_SECRET); default: the internal secret. */
   secretsKey?: string;
+  /** Age at which the OIDC signing key is replaced (OIDC.md "Keys and rotation"); default 30 days, 0 = never. */
+  oidcKeyRotationDays?: number;
   /** The TOTP issuer of provisioning URLs (`edge.totp.hostname`); default `openziti.io`. */
   totpIssuer?: string;
   /**
@@ -141,6 +144,14 @@ function schemaHint(err: unknown): unknown {
   return err;
 }
 
+const DEFAULT_KEY_ROTATION_DAYS = 30;
+
+/** Replaces the OIDC signing key when it is `days` old (0: never) and drops keys retired a token lifetime ago. */
+async function rotateKeys(keys: KeyRing, days: number): Promise<void> {
+  if (days > 0) await keys.rotateIfOlderThan(days * 86_400_000);
+  await keys.prune();
+}
+
 /** Composition root of identity-auth: stores, managers, HTTP and gRPC. */
 export async function startService(deps: IdentityAuthDeps): Promise<RunningService> {
   const serviceLog = logger(SERVICE_NAME);
@@ -177,7 +188,9 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const authenticators = new AuthenticatorManager(uow);
     const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities));
     const mfaGuard = new MfaGuard(cacheMfaGuardStore(deps.cache, log));
-    const mfa = new MfaManager(uow, new SecretBox(deps.secretsKey || deps.internalSecret), cache, mfaGuard);
+    const box = new SecretBox(deps.secretsKey || deps.internalSecret);
+    const mfa = new MfaManager(uow, box, cache, mfaGuard);
+    const keys = new KeyRing(sqlKeyStore(db.pool), box);
     const ready = async () => {
       await db.pool.query('SELECT 1');
       return true;
@@ -218,6 +231,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const sweeper = setInterval(() => {
       sessions.sweepIdle().catch((err: unknown) => log(`identity-auth: idle API session sweep failed: ${String(err)}`));
       identities.enableExpired().catch((err: unknown) => log(`identity-auth: clearing expired lockouts failed: ${String(err)}`));
+      rotateKeys(keys, deps.oidcKeyRotationDays ?? DEFAULT_KEY_ROTATION_DAYS).catch((err: unknown) => log(`identity-auth: OIDC key rotation failed: ${String(err)}`));
     }, SWEEP_INTERVAL_MS);
     sweeper.unref();
     cleanup.push(async () => clearInterval(sweeper));

@@ -20,7 +20,7 @@ export function grpcSessionResolver(address: string, deadlineMs = 5000): Session
   return {
     resolve(token, bearerTokens = []) {
       return new Promise((resolve, reject) => {
-        client.resolveApiSession({ token, bearerTokens: [...bearerTokens] }, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => {
+        client.resolveApiSession({ token, bearerTokens: [...bearerTokens], accessToken: '' }, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => {
           if (err) return reject(fromGrpcError(err));
           if (!res?.principal) return reject(ApiError.unhandled(new Error('identity-auth returned no principal')));
           // `wwwAuthenticate`: the challenge of a session left partial by this request's bearer tokens.

@@ -100,7 +100,7 @@ export class Harness {
   /** `ResolveApiSession` through a real grpc-js client. */
   resolve(token: string, bearerTokens: string[] = []): Promise<ResolveApiSessionResponse> {
     this.grpc ??= new IdentityAuthServiceClient(this.service.grpcAddress, credentials.createInsecure());
-    return new Promise((resolve, reject) => this.grpc!.resolveApiSession({ token, bearerTokens }, (err, res) => (err ? reject(err) : resolve(res))));
+    return new Promise((resolve, reject) => this.grpc!.resolveApiSession({ token, bearerTokens, accessToken: '' }, (err, res) => (err ? reject(err) : resolve(res))));
   }
 
   /** Calls the service's HTTP app as the gateway would (principal signed with the internal secret). */
