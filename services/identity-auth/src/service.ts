@@ -206,6 +206,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
       uow,
       keys,
       revocations: sqlRevocations(db.pool),
+      pki,
       // This controller's effective setting; the global one while it has none of its own.
       settings: async () => {
         const own = await settings.effective(instanceId).catch((err: unknown) => {

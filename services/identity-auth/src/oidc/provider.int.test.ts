@@ -235,6 +235,41 @@ describe('OIDC provider', () => {
     expect(claims(refreshed.body.access_token)).toMatchObject({ z_asid: access.z_asid, auth_time: access.auth_time, z_cfs: [dev.cert.fingerprint] });
   });
 
+  it('signs the CSR of a login as the API session certificate at code exchange, and on refresh (OIDC_AUTH_WITH_CSR)', async () => {
+    const dev = await certIdentity();
+    const csrPem = '-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n';
+    const loginWith = async (csr: string) => {
+      const auth = newAuth();
+      const { id } = await authorize(auth, certHeader(dev.cert));
+      const login = await oidc('POST', `/oidc/login/cert?id=${id}`, { headers: certHeader(dev.cert), json: { csrPem: csr } });
+      expect(login.status).toBe(302);
+      const { tail } = await codeTail(login.headers.get('location')!);
+      return token(tokenForm(auth, tail));
+    };
+    const bad = await loginWith('not a csr');
+    expect([bad.status, bad.body.error]).toEqual([400, 'invalid_request']);
+    expect(bad.body.error_description).toMatch(/^invalid CSR: /);
+
+    const t = await loginWith(csrPem);
+    expect(t.status).toBe(200);
+    const access = claims(t.body.access_token);
+    const signed = pki.signed.at(-1)!;
+    expect(signed).toMatchObject({ identityId: dev.id, purpose: 'api-session', apiSessionId: access.z_asid });
+    expect(t.body.session_cert).toBe(signed.certPem);
+    expect(access.z_cfs).toEqual([dev.cert.fingerprint, signed.fingerprint]);
+    expect(access.z_acf).toBe(dev.cert.fingerprint);
+
+    // The session certificate proves possession too; a refresh may ask for another one.
+    const sessionCert = { [CLIENT_CERT_HEADER]: signClientCertChain(SECRET, [new X509Certificate(signed.certPem).raw], 'r1') };
+    const r = await token(`${refreshForm(t.body.refresh_token)}&csr_pem=${encodeURIComponent(csrPem)}`, sessionCert);
+    expect(r.status).toBe(200);
+    const again = pki.signed.at(-1)!;
+    expect(r.body.session_cert).toBe(again.certPem);
+    expect(claims(r.body.access_token).z_cfs).toEqual([dev.cert.fingerprint, signed.fingerprint, again.fingerprint]);
+    const stranger = certHeader(selfSignedCert('stranger'));
+    expect((await token(refreshForm(r.body.refresh_token), stranger)).body.error).toBe('invalid_grant');
+  });
+
   it('logs in with a password and refreshes: the old refresh token is refused afterwards, the session end moves', async () => {
     const user = await h.createUser(admin);
     const auth = newAuth();

@@ -6,6 +6,7 @@ import type { OidcSettings } from '../domain/controller-settings.js';
 import type { Mfa } from '../domain/auth-model.js';
 import type { MfaManager } from '../domain/mfa/mfa-manager.js';
 import { type ApiSession, isDisabled } from '../domain/model.js';
+import type { PkiContext } from '../domain/pki-context.js';
 import type { UnitOfWork } from '../domain/ports.js';
 import { type SecondaryFactorChecker, secondaryChallenge } from '../domain/session-state.js';
 import { type AuthRequest, AuthRequests, type LoginFacts } from './auth-requests.js';
@@ -88,6 +89,8 @@ export interface TokenAnswer {
   id_token?: string;
   issued_token_type?: string;
   scope?: string;
+  /** The API session certificate signed from the login's (or the request's) CSR, PEM. */
+  session_cert?: string;
 }
 
 /** The facts a token is issued from: an auth request at code exchange, or a token of ours later. */
@@ -118,6 +121,8 @@ export interface ProviderDeps {
   uow: UnitOfWork;
   keys: KeyRing;
   revocations: RevocationPort;
+  /** Signs API session certificates (`OIDC_AUTH_WITH_CSR`). */
+  pki: Pick<PkiContext, 'signIdentityCsr'>;
   /** The effective OIDC settings of this controller (redirect and post-logout URIs). */
   settings: () => Promise<OidcSettings>;
   now?: () => number;
@@ -380,6 +385,7 @@ export class OidcProvider {
     };
     const identity = await this.d.uow.repos.identities.findById(login.identityId);
     if (!identity) throw oauth('invalid_grant', 'the identity no longer exists');
+    const signed = login.csrPem ? await this.signCsr(login.identityId, request.apiSessionId, login.csrPem) : undefined;
     const changed = (stored: unknown, reported: Record<string, unknown> | null) =>
       reported !== null && JSON.stringify(stored) !== JSON.stringify(reported) ? reported : undefined;
     await this.d.uow.createSession(session, { sdkInfo: changed(identity.sdkInfo, login.sdkInfo), envInfo: changed(identity.envInfo, login.envInfo) });
@@ -392,7 +398,7 @@ export class OidcProvider {
       authTime: login.authTime,
       configTypes: request.configTypes,
       authenticatorId: login.authenticatorId,
-      certFingerprints: login.certFingerprint ? [login.certFingerprint] : [],
+      certFingerprints: [...(login.certFingerprint ? [login.certFingerprint] : []), ...(signed ? [signed.fingerprint] : [])],
       ...(login.certFingerprint ? { authCertFingerprint: login.certFingerprint } : {}),
       remoteAddress: login.ipAddress,
       sdkInfo: login.sdkInfo,
@@ -405,7 +411,7 @@ export class OidcProvider {
       },
       nonce: request.nonce,
     };
-    return this.issue(issuer, grant, { access: true, refresh: true, refreshExp });
+    return withCert(await this.issue(issuer, grant, { access: true, refresh: true, refreshExp }), signed);
   }
 
   /** A token of ours of type `type` that may still be used for a grant (signature, expiry, revocation, session, client). */
@@ -435,9 +441,11 @@ export class OidcProvider {
       if (wanted.some((s) => !grant.scopes.includes(s))) throw oauth('invalid_scope', 'scopes may only narrow');
       grant.scopes = wanted;
     }
+    const signed = form.csr_pem ? await this.signCsr(grant.identityId, grant.apiSessionId, form.csr_pem) : undefined;
+    if (signed) grant.certFingerprints = [...grant.certFingerprints, signed.fingerprint];
     const refreshExp = await this.extend(grant.apiSessionId);
     await this.d.revocations.revoke('JTI', old.claims.jti as string, { expiresAt: new Date((old.claims.exp as number) * 1000) });
-    return this.issue(issuer, grant, { access: true, refresh: true, refreshExp });
+    return withCert(await this.issue(issuer, grant, { access: true, refresh: true, refreshExp }), signed);
   }
 
   private async exchangeToken(issuer: string, form: Record<string, string>, clientId: string, chain: Buffer[]): Promise<TokenAnswer> {
@@ -454,9 +462,21 @@ export class OidcProvider {
     const grant = await this.subject(form.subject_token, subjectType === ACCESS_TOKEN_TYPE ? 'a' : 'r', null, chain);
     grant.clientId = clientId;
     if (scopes.length > 0) grant.scopes = scopes;
+    const signed = form.csr_pem ? await this.signCsr(grant.identityId, grant.apiSessionId, form.csr_pem) : undefined;
+    if (signed) grant.certFingerprints = [...grant.certFingerprints, signed.fingerprint];
     const refreshExp = await this.extend(grant.apiSessionId);
     const refresh = requested === REFRESH_TOKEN_TYPE;
-    return { ...(await this.issue(issuer, grant, { access: true, refresh, refreshExp })), issued_token_type: requested };
+    return { ...withCert(await this.issue(issuer, grant, { access: true, refresh, refreshExp }), signed), issued_token_type: requested };
+  }
+
+  /** An API session certificate from `csrPem`; a CSR pki-enrollment refuses is 400 `invalid_request`. */
+  private async signCsr(identityId: string, apiSessionId: string, csrPem: string): Promise<{ certPem: string; fingerprint: string }> {
+    try {
+      return await this.d.pki.signIdentityCsr(identityId, csrPem, apiSessionId);
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500) throw oauth('invalid_request', `invalid CSR: ${err.cause?.message ?? err.message}`);
+      throw err;
+    }
   }
 
   /** Moves the session's end to a new refresh token's expiry; a session ended or expired refuses. */
@@ -575,6 +595,10 @@ function grantOf(c: Record<string, unknown>): Grant | null {
     envInfo: record(c.z_env),
     cert: { improperClientCertChain: c.z_iccc === true, isCertExtendable: c.z_ice === true, isCertExtendRequested: c.z_cer === true, isCertKeyRollRequested: c.z_ckrr === true },
   };
+}
+
+function withCert(answer: TokenAnswer, signed: { certPem: string } | undefined): TokenAnswer {
+  return signed ? { ...answer, session_cert: signed.certPem } : answer;
 }
 
 /** `uri` with these query parameters appended in order (undefined and empty ones left out). */
