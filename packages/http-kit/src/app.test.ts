@@ -3,9 +3,10 @@ import { Type } from '@sinclair/typebox';
 import type { RouteDef } from '@ziti/api-contract';
 import { createServer } from 'node:http';
 import { configureLogging, logger } from '@ziti/log';
+import { ApiError } from '@ziti/errors';
 import { createServiceApp } from './app.js';
 import { attachPrincipal } from './http.js';
-import { PRINCIPAL_HEADER, type RequestPrincipal, signPrincipal } from './principal.js';
+import { PRINCIPAL_HEADER, REQUEST_ID_HEADER, type RequestPrincipal, signPrincipal } from './principal.js';
 
 const SECRET = 'test-secret';
 
@@ -320,5 +321,35 @@ describe('createServiceApp', () => {
     expect([ok.status, ok.body.data.id]).toEqual([200, 'handed']);
     const none = await request(handed).get('/edge/client/v1/mine');
     expect(none.status).toBe(401);
+  });
+
+  it('hands paths equal to or under the raw prefix to the raw handler, in the request context, and renders what it throws', async () => {
+    const seen: { path: string; requestId: string; principal: unknown }[] = [];
+    const rawApp = createServiceApp({
+      owner: 'policy',
+      internalSecret: SECRET,
+      routes,
+      handlers: { createThing: () => ({}), getThing: () => ({}), listThings: () => ({}), mine: () => ({}), login: () => ({}) },
+      raw: {
+        prefix: '/oidc',
+        async handle(req, res, requestId) {
+          seen.push({ path: req.url ?? '', requestId, principal: req.zitiPrincipal });
+          if (req.url === '/oidc/fail') throw ApiError.of('INVALID_AUTH');
+          res.statusCode = 200;
+          res.end('raw');
+        },
+      },
+    });
+    expect((await request(rawApp).get('/oidc').set(REQUEST_ID_HEADER, 'rq1')).text).toBe('raw');
+    expect((await request(rawApp).post('/oidc/keys?x=1').set(as(principal()))).text).toBe('raw');
+    expect(seen).toEqual([
+      { path: '/oidc', requestId: 'rq1', principal: undefined },
+      { path: '/oidc/keys?x=1', requestId: expect.any(String), principal: undefined },
+    ]);
+    const failed = await request(rawApp).get('/oidc/fail').set(REQUEST_ID_HEADER, 'rq2');
+    expect(failed.status).toBe(401);
+    expect(failed.body.error).toMatchObject({ code: 'INVALID_AUTH', requestId: 'rq2' });
+    expect((await request(rawApp).get('/oidcx')).status).toBe(404);
+    expect(seen).toHaveLength(3);
   });
 });

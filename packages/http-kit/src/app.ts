@@ -77,6 +77,22 @@ export interface ServiceAppOptions {
   outcomes?: Record<string, OutcomeRecorder>;
   /** Readiness probe for `/readyz` (database reachable and so on). */
   ready?: () => Promise<boolean>;
+  /**
+   * Paths equal to `prefix` or under `prefix/` (e.g. `/oidc`), served by `handle` instead of the
+   * route table: no principal, no body reading; what it throws is rendered in the envelope.
+   */
+  raw?: RawHandler;
+}
+
+/** A handler of every request under one path prefix (see `ServiceAppOptions.raw`). */
+export interface RawHandler {
+  prefix: string;
+  handle(req: ServiceRequest, res: ServerResponse, requestId: string): Promise<void>;
+}
+
+/** True when `path` is `prefix` or under `prefix/`. */
+function isUnder(path: string, prefix: string): boolean {
+  return path.startsWith(prefix) && (path.length === prefix.length || path[prefix.length] === '/');
 }
 
 /** The API and the path under its base, when `path` is under one of the API bases. */
@@ -123,6 +139,11 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
         res.statusCode = ready ? 200 : 503;
         return sendJson(res, { service: opts.owner, ready });
       }
+    }
+    if (opts.raw && isUnder(path, opts.raw.prefix)) {
+      req.zitiOperation = opts.raw.prefix;
+      request.operationId = opts.raw.prefix;
+      return opts.raw.handle(req, res, requestId);
     }
     const token = req.headers[PRINCIPAL_HEADER];
     const handedOver = handedOverPrincipal(req);

@@ -1,6 +1,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { ApiError } from '@ziti/errors';
 import { createServiceApp } from '@ziti/http-kit';
 import { IdentityAuthServiceService } from '@ziti/proto';
 import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
@@ -20,7 +21,7 @@ import { CertificateLifecycle } from './domain/cert-lifecycle.js';
 import { CertLogin } from './domain/cert-login.js';
 import { JwtVerifier } from './domain/ext-jwt/jwt-verifier.js';
 import { SignerManager } from './domain/ext-jwt/signer-manager.js';
-import { ControllerSettingsManager } from './domain/controller-settings.js';
+import { ControllerSettingsManager, GLOBAL_SETTING_ID } from './domain/controller-settings.js';
 import { IdentityManager } from './domain/identity-manager.js';
 import { MfaGuard } from './domain/mfa/mfa-guard.js';
 import { MfaManager } from './domain/mfa/mfa-manager.js';
@@ -49,7 +50,11 @@ import { enrollTokenHandlers } from './http/enroll-token.js';
 import { TokenEnrollment } from './domain/ext-jwt/token-enrollment.js';
 import { mfaHandlers } from './http/mfa.js';
 import { signerHandlers } from './http/signers.js';
+import { AuthRequests } from './oidc/auth-requests.js';
+import { oidcHttp } from './oidc/http.js';
 import { KeyRing, sqlKeyStore } from './oidc/key-ring.js';
+import { OidcProvider } from './oidc/provider.js';
+import { sqlRevocations } from './oidc/revocations-sql-temp.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { cacheMfaGuardStore } from './store/mfa-guard-cache.js';
@@ -191,6 +196,26 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const box = new SecretBox(deps.secretsKey || deps.internalSecret);
     const mfa = new MfaManager(uow, box, cache, mfaGuard);
     const keys = new KeyRing(sqlKeyStore(db.pool), box);
+    const settings = new ControllerSettingsManager(uow, () => [instanceId]);
+    const oidc = new OidcProvider({
+      requests: new AuthRequests(deps.cache),
+      authenticator,
+      factors,
+      mfa,
+      sessions,
+      uow,
+      keys,
+      revocations: sqlRevocations(db.pool),
+      pki,
+      // This controller's effective setting; the global one while it has none of its own.
+      settings: async () => {
+        const own = await settings.effective(instanceId).catch((err: unknown) => {
+          if (err instanceof ApiError && err.code === 'NOT_FOUND') return settings.effective(GLOBAL_SETTING_ID);
+          throw err;
+        });
+        return own.effective;
+      },
+    });
     const ready = async () => {
       await db.pool.query('SELECT 1');
       return true;
@@ -213,8 +238,9 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
         ...signerHandlers(new SignerManager(uow, (field, url) => outbound.checkUrl(field, url))),
         ...mfaHandlers(mfa, deps.totpIssuer || DEFAULT_TOTP_ISSUER),
         ...enrollTokenHandlers(new TokenEnrollment(uow.repos, verifier, identities, pki)),
-        ...controllerSettingHandlers(new ControllerSettingsManager(uow, () => [instanceId])),
+        ...controllerSettingHandlers(settings),
       },
+      raw: oidcHttp(oidc, deps.internalSecret, serviceLog),
     });
     const http = await listenHttp(app, deps.http.host, deps.http.port);
     cleanup.push(() => http.close());

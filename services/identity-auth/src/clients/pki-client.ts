@@ -114,12 +114,12 @@ export function grpcPkiContext(address: PkiAddress, log: (m: string) => void): P
         missingExternalIdClaim: r.missingExternalIdClaim,
       };
     },
-    async signIdentityCsr(identityId, csrPem) {
+    async signIdentityCsr(identityId, csrPem, apiSessionId) {
       const r = await call<{ certPem: string; chainPem: string; fingerprint: string; caBundlePem: string }>('signIdentityCsr', {
         identityId,
         csrPem,
-        purpose: 'identity',
-        apiSessionId: '',
+        purpose: apiSessionId ? 'api-session' : 'identity',
+        apiSessionId: apiSessionId ?? '',
       });
       return { certPem: r.certPem, chainPem: r.chainPem, fingerprint: r.fingerprint, caBundlePem: r.caBundlePem };
     },

@@ -108,18 +108,36 @@ export class Authenticator {
     }
   }
 
-  private async login(method: string, input: AuthenticateInput, bundle: AuthBundle): Promise<AuthenticateResult> {
-    let who: LoginPrincipal;
+  /**
+   * The primary factor alone (OIDC logins): who the credentials of `method` name, and the
+   * secondary factors of their auth policy. No session is created; the same checks and lockout as
+   * `POST /authenticate`.
+   */
+  async verifyPrimary(
+    method: (typeof AUTH_METHODS)[number],
+    input: Pick<AuthenticateInput, 'username' | 'password' | 'bearerTokens' | 'clientCertChain'>,
+  ): Promise<{ who: LoginPrincipal; secondary: SecondaryFactors }> {
+    const who = await this.primary(method, input, {});
+    return { who, secondary: { requireTotp: who.policy.secondaryRequireTotp, requiredExtJwtSigner: who.policy.secondaryRequiredExtJwtSigner } };
+  }
+
+  private async primary(
+    method: string,
+    input: Pick<AuthenticateInput, 'username' | 'password' | 'bearerTokens' | 'clientCertChain'>,
+    bundle: AuthBundle,
+  ): Promise<LoginPrincipal> {
     if (method === 'password') {
       if (!input.username || !input.password) bundle.reason = 'username and password fields are required';
       if (!input.username) throw ApiError.field('username', 'username in body is required');
       if (!input.password) throw ApiError.field('password', 'password in body is required');
-      who = await this.verifyUpdb(input.username, input.password, bundle);
-    } else if (method === 'ext-jwt') {
-      who = await this.verifyExtJwt(input.bearerTokens, bundle);
-    } else {
-      who = await this.certs.verify(input.clientCertChain ?? []);
+      return this.verifyUpdb(input.username, input.password, bundle);
     }
+    if (method === 'ext-jwt') return this.verifyExtJwt(input.bearerTokens, bundle);
+    return this.certs.verify(input.clientCertChain ?? []);
+  }
+
+  private async login(method: string, input: AuthenticateInput, bundle: AuthBundle): Promise<AuthenticateResult> {
+    const who = await this.primary(method, input, bundle);
     // An ext-jwt login names its signer, not an authenticator (as OpenZiti's event).
     Object.assign(bundle, { identityId: who.identity.id, authPolicyId: who.policy.id, ...(method === 'ext-jwt' ? {} : { authenticatorId: who.authenticatorId }) });
     const secondary: SecondaryFactors = {

@@ -92,6 +92,10 @@ export interface ApiSession {
   isCertKeyRollRequested: boolean;
   improperClientCertChain: boolean;
   lastActivityAt: Date;
+  /** 'legacy' (zt-session, the default) or 'oidc' (bearer tokens, OIDC.md). */
+  kind?: 'legacy' | 'oidc';
+  /** An OIDC session's end (its refresh token's expiry); null for legacy sessions. */
+  expiresAt?: Date | null;
   tags: JsonMap;
   createdAt: Date;
   updatedAt: Date;

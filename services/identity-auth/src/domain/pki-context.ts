@@ -68,5 +68,6 @@ export interface PkiContext {
   /** After an identity delete (the `identity.deleted` event is the durable fallback); never throws. */
   deleteIdentityEnrollments(identityId: string): Promise<void>;
   verifyClientCertificate(chainDer: readonly Buffer[]): Promise<ClientCertVerdict>;
-  signIdentityCsr(identityId: string, csrPem: string): Promise<SignedCertificate>;
+  /** An identity certificate, or with `apiSessionId` an API session certificate (purpose `api-session`). */
+  signIdentityCsr(identityId: string, csrPem: string, apiSessionId?: string): Promise<SignedCertificate>;
 }

@@ -252,6 +252,8 @@ export interface ApiSessionRepository {
    * or null when the session is gone or (with `maxAgeSeconds`) was created longer ago than that.
    */
   completeMfa(id: string, maxAgeSeconds?: number): Promise<string | null>;
+  /** Moves an unexpired OIDC session's end to `expiresAt`; false when it is gone, expired or not OIDC. */
+  extendOidc(id: string, expiresAt: Date): Promise<boolean>;
   /** Deletes one session; returns it (null when it was already gone). */
   delete(id: string): Promise<DeletedSession | null>;
   /** Deletes every session of an identity; returns them. */
@@ -262,7 +264,7 @@ export interface ApiSessionRepository {
   tokensOfAuthPolicy(authPolicyId: string): Promise<string[]>;
   /** Sets lastActivityAt = now for these sessions. */
   touch(ids: string[], at: Date): Promise<void>;
-  /** Deletes up to `max` sessions idle since before `cutoff`; returns them. */
+  /** Deletes up to `max` legacy sessions idle since before `cutoff`, and OIDC sessions past their `expiresAt`; returns them. */
   deleteIdleBefore(cutoff: Date, max: number): Promise<DeletedSession[]>;
 }
 

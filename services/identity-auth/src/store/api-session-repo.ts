@@ -92,6 +92,8 @@ function toSession(r: Row): ApiSession {
     isCertKeyRollRequested: r.isCertKeyRollRequested,
     improperClientCertChain: r.improperClientCertChain,
     lastActivityAt: r.lastActivityAt,
+    kind: r.kind === 'oidc' ? 'oidc' : 'legacy',
+    expiresAt: r.expiresAt,
     tags: json(r.tags),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -146,6 +148,13 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
     return rows[0]?.token ?? null;
   }
 
+  async extendOidc(id: string, expiresAt: Date): Promise<boolean> {
+    const n = await this.db.$executeRaw`
+      UPDATE "api_sessions" SET "expires_at" = ${expiresAt}, "updated_at" = now()
+      WHERE "id" = ${id} AND "kind" = 'oidc' AND "expires_at" > now()`;
+    return n > 0;
+  }
+
   async tokensOfAuthPolicy(authPolicyId: string): Promise<string[]> {
     const rows = await this.db.$queryRaw<{ token: string }[]>`
       SELECT s."token" FROM "api_sessions" s JOIN "identities" i ON i."id" = s."identity_id" WHERE i."auth_policy_id" = ${authPolicyId}`;
@@ -181,7 +190,8 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
     // A bounded batch, SKIP LOCKED: replicas sweeping at once take different rows.
     const rows = await this.db.$queryRaw<DeletedRow[]>`
       DELETE FROM "api_sessions" WHERE "id" IN (
-        SELECT "id" FROM "api_sessions" WHERE "last_activity_at" < ${cutoff}
+        SELECT "id" FROM "api_sessions"
+        WHERE ("kind" = 'legacy' AND "last_activity_at" < ${cutoff}) OR "expires_at" < now()
         ORDER BY "last_activity_at" LIMIT ${max} FOR UPDATE SKIP LOCKED)
       ${RETURNING}`;
     return rows.map(toDeleted);

@@ -87,7 +87,7 @@ export class PrismaUnitOfWork implements UnitOfWork {
       is_cert_extendable: s.isCertExtendable, is_cert_extend_requested: s.isCertExtendRequested,
       is_cert_key_roll_requested: s.isCertKeyRollRequested, improper_client_cert_chain: s.improperClientCertChain,
       last_activity_at: s.lastActivityAt.toISOString(), tags: s.tags, created_at: s.createdAt.toISOString(), updated_at: s.updatedAt.toISOString(),
-      resolved_to_root: resolvedToRoot ?? null,
+      resolved_to_root: resolvedToRoot ?? null, mfa_completed_at: s.mfaCompletedAt ? s.mfaCompletedAt.toISOString() : null, kind: s.kind ?? 'legacy', expires_at: s.expiresAt ? s.expiresAt.toISOString() : null,
     }));
     const reported = info.sdkInfo !== undefined || info.envInfo !== undefined;
     await this.sessionWrites.query(
@@ -121,11 +121,12 @@ const SESSION_CONSTRAINTS = { api_sessions_identity_id_fkey: () => ApiError.of('
 const INSERT_SESSIONS = `WITH s AS (
     INSERT INTO "api_sessions" ("id", "token", "identity_id", "authenticator_id", "ip_address", "config_types", "is_mfa_required",
       "is_mfa_complete", "is_cert_extendable", "is_cert_extend_requested", "is_cert_key_roll_requested", "improper_client_cert_chain",
-      "last_activity_at", "tags", "created_at", "updated_at")
+      "last_activity_at", "tags", "created_at", "updated_at", "mfa_completed_at", "kind", "expires_at")
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x("id" text, "token" text, "identity_id" text, "authenticator_id" text, "ip_address" text,
       "config_types" text[], "is_mfa_required" boolean, "is_mfa_complete" boolean, "is_cert_extendable" boolean,
       "is_cert_extend_requested" boolean, "is_cert_key_roll_requested" boolean, "improper_client_cert_chain" boolean,
-      "last_activity_at" timestamptz, "tags" jsonb, "created_at" timestamptz, "updated_at" timestamptz)),
+      "last_activity_at" timestamptz, "tags" jsonb, "created_at" timestamptz, "updated_at" timestamptz,
+      "mfa_completed_at" timestamptz, "kind" text, "expires_at" timestamptz)),
   i AS (
     UPDATE "identities" SET "sdk_info" = COALESCE($2::jsonb, "sdk_info"), "env_info" = COALESCE($3::jsonb, "env_info")
     WHERE "id" = $4::text AND ($2::jsonb IS NOT NULL OR $3::jsonb IS NOT NULL)),

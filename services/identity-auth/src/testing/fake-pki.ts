@@ -6,6 +6,7 @@ import { type ServiceError, type UntypedServiceImplementation, status } from '@g
 import { ApiError, toGrpcError } from '@ziti/errors';
 import { type CreateEnrollmentRequest, type Enrollment, PkiEnrollmentServiceService, type VerifyClientCertificateResponse } from '@ziti/proto';
 import { type GrpcListener, startGrpcServer } from '@ziti/service-kit';
+import { selfSignedCert } from './certs.js';
 
 export interface FakePki {
   address: string;
@@ -15,6 +16,8 @@ export interface FakePki {
   deletedForIdentities: string[];
   /** CreateEnrollment of this method fails with a field error `caId`. */
   refuseMethod?: string;
+  /** SignIdentityCsr requests; each answer is a fresh self-signed certificate (a CSR without a PEM request is refused). */
+  signed: { identityId: string; purpose: string; apiSessionId: string; certPem: string; fingerprint: string }[];
   /** Verdicts by the lower-case SHA-1 of the presented leaf DER; unknown leaves are not verified. */
   verdicts: Map<string, Partial<VerifyClientCertificateResponse>>;
   stop(): Promise<void>;
@@ -30,6 +33,7 @@ export async function startFakePki(): Promise<FakePki> {
     deletedEnrollments: [] as string[],
     deletedForIdentities: [] as string[],
     verdicts: new Map<string, Partial<VerifyClientCertificateResponse>>(),
+    signed: [] as FakePki['signed'],
   } as Omit<FakePki, 'address' | 'stop'>;
   const impl: Record<string, unknown> = {};
   for (const name of Object.keys(PkiEnrollmentServiceService)) impl[name] = unimplemented;
@@ -62,6 +66,15 @@ export async function startFakePki(): Promise<FakePki> {
     const fingerprint = leaf ? createHash('sha1').update(leaf).digest('hex') : '';
     const v = fake.verdicts.get(fingerprint);
     cb(null, { verified: false, improperClientCertChain: false, leafPem: '', externalId: '', isExpired: false, missingExternalIdClaim: false, fingerprint, ...v });
+  };
+  impl.signIdentityCsr = (call: { request: { identityId: string; csrPem: string; purpose: string; apiSessionId: string } }, cb: Callback) => {
+    const r = call.request;
+    if (!r.csrPem.includes('-----BEGIN CERTIFICATE REQUEST-----')) {
+      return cb(toGrpcError(ApiError.of('COULD_NOT_PROCESS_CSR', { cause: { code: 'UNHANDLED', message: 'no PEM certificate request' } })));
+    }
+    const cert = selfSignedCert(`session-${r.apiSessionId}`);
+    fake.signed.push({ identityId: r.identityId, purpose: r.purpose, apiSessionId: r.apiSessionId, certPem: cert.certPem, fingerprint: cert.fingerprint });
+    cb(null, { certPem: cert.certPem, chainPem: cert.certPem, fingerprint: cert.fingerprint, expiresAt: new Date(Date.now() + 3600_000).toISOString(), caBundlePem: '' });
   };
   const server: GrpcListener = await startGrpcServer('127.0.0.1', 0, [
     { definition: PkiEnrollmentServiceService, implementation: impl as UntypedServiceImplementation },

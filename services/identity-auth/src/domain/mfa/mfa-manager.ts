@@ -159,6 +159,32 @@ export class MfaManager {
   }
 
   /**
+   * The second factor of an OIDC login (no API session yet): a TOTP code (recovery codes do not
+   * count) of a verified enrollment, admitted by the guard under `attemptKey` (the login's future
+   * API session id). False for a bad or reused code, or when there is no verified enrollment.
+   */
+  async acceptLoginTotp(identityId: string, attemptKey: string, code: string): Promise<boolean> {
+    const stored = await this.uow.repos.mfas.findByIdentity(identityId);
+    if (!stored || !stored.isVerified || !code) return false;
+    await this.guard.admit(attemptKey);
+    if (!(await this.guard.acceptTotp(identityId, this.open(stored).secret, code))) return false;
+    await this.guard.accepted(attemptKey);
+    return true;
+  }
+
+  /** Verifies an enrollment started during an OIDC login (as `verify`, without a session to complete). */
+  async verifyForLogin(identityId: string, attemptKey: string, code: string): Promise<void> {
+    await this.uow.run(async (tx) => {
+      const mfa = await this.locked(tx, identityId);
+      if (mfa.isVerified) throw ApiError.notFound();
+      await this.guard.admit(attemptKey);
+      if (!(await this.guard.acceptTotp(identityId, mfa.secret, code))) throw invalidToken();
+      await tx.mfas.update(mfa.id, { isVerified: true });
+    });
+    await this.guard.accepted(attemptKey);
+  }
+
+  /**
    * A TOTP or a recovery code, after reserving the session's attempt (callers replace or delete the
    * recovery codes afterwards, so none stays usable).
    */
