@@ -46,7 +46,7 @@ describe('GET /version content', () => {
   it('apiVersions has edge, edge-client and edge-management, each with v1.path and apiBaseUrls', () => {
     expectSuccess(res);
     const v = res.body.data.apiVersions;
-    const expected: Record<string, string> = { edge: '/edge/client/v1', 'edge-client': '/edge/client/v1', 'edge-management': '/edge/management/v1' };
+    const expected: Record<string, string> = { edge: '/edge/client/v1', 'edge-client': '/edge/client/v1', 'edge-management': '/edge/management/v1', 'edge-oidc': '/oidc' };
     for (const [binding, path] of Object.entries(expected)) {
       expect(v[binding]?.v1?.path).toBe(path);
       const urls = v[binding].v1.apiBaseUrls;
@@ -55,10 +55,12 @@ describe('GET /version content', () => {
     }
   });
 
-  it('does not advertise OIDC (no OIDC_AUTH capability, no edge-oidc binding)', () => {
-    expect(res.body.data.capabilities).not.toContain('OIDC_AUTH');
-    expect(res.body.data.capabilities).not.toContain('OIDC_AUTH_WITH_CSR');
-    expect(res.body.data.apiVersions['edge-oidc']).toBeUndefined();
+  it('advertises OIDC: OIDC_AUTH and OIDC_AUTH_WITH_CSR, and the edge-oidc binding at /oidc', () => {
+    expect(res.body.data.capabilities).toEqual(['OIDC_AUTH', 'OIDC_AUTH_WITH_CSR']);
+    const oidc = res.body.data.apiVersions['edge-oidc'];
+    expect(oidc?.v1?.path).toBe('/oidc');
+    expect(oidc.v1.apiBaseUrls).toHaveLength(1);
+    expect(oidc.v1.apiBaseUrls[0]).toMatch(/^https:\/\/[^/]+\/oidc$/);
   });
 
   it('is the same on both APIs', async () => {

@@ -48,7 +48,11 @@ export { RouteTable, type RouteMatch } from './route-table.js';
 export * from './query/index.js';
 export {
   type CachedPrincipal,
+  type RevocationMarkers,
+  type RevocationType,
   MAX_PRINCIPAL_CACHE_TTL_SECONDS,
+  isRevokedByMarkers,
+  revocationMarkerKey,
   tokenHash,
   principalCacheEntry,
   principalCacheKey,

@@ -44,3 +44,37 @@ export function principalCacheEntry(principal: RequestPrincipal, ttlSeconds: num
   const entry: CachedPrincipal = { principal, expiresAt: new Date(now + ttlSeconds * 1000).toISOString() };
   return JSON.stringify(entry);
 }
+
+/** What an OIDC revocation names (identity-auth's `revocations.type`). */
+export type RevocationType = 'JTI' | 'API_SESSION' | 'IDENTITY';
+
+/**
+ * The Redis key of a revocation marker, shared by identity-auth (which sets it after the
+ * revocation's row is committed, for the revocation's remaining lifetime) and the gateway (which
+ * reads the markers of a bearer token's `jti`, `z_asid` and `sub` on every request, in one MGET).
+ * The value is the revocation's `issuedBefore` in epoch milliseconds (a decimal string).
+ */
+export function revocationMarkerKey(type: RevocationType, id: string): string {
+  return `ziti:revoked:${type}:${id}`;
+}
+
+/** The marker values read for one token (null: no marker), as {@link revocationMarkerKey} holds them. */
+export interface RevocationMarkers {
+  jti: string | null;
+  apiSession: string | null;
+  identity: string | null;
+}
+
+/**
+ * Whether the markers revoke a token issued at `issuedAtSeconds` (its `iat`): a JTI or
+ * API_SESSION marker revokes it whatever it holds; an IDENTITY marker revokes tokens issued
+ * before its `issuedBefore` (ms). An IDENTITY marker whose value is not a number, or a token
+ * without a usable `iat`, counts as revoked (a marker is only ever written to refuse).
+ */
+export function isRevokedByMarkers(markers: RevocationMarkers, issuedAtSeconds: number): boolean {
+  if (markers.jti !== null || markers.apiSession !== null) return true;
+  if (markers.identity === null) return false;
+  const issuedBefore = Number(markers.identity);
+  if (markers.identity.trim() === '' || !Number.isFinite(issuedBefore) || !Number.isFinite(issuedAtSeconds)) return true;
+  return issuedAtSeconds * 1000 < issuedBefore;
+}

@@ -8,6 +8,17 @@ describe('memory cache', () => {
     expect(await c.get('b')).toBeNull();
   });
 
+  it('reads many keys at once, in order, null for absent and expired ones', async () => {
+    let now = 0;
+    const c = createMemoryCache({ now: () => now });
+    await c.set('a', '1', 60);
+    await c.set('b', '2', 0.5);
+    await c.set('c', '3', 60);
+    now += 500;
+    expect(await c.mget(['c', 'missing', 'b', 'a'])).toEqual(['3', null, null, '1']);
+    expect(await c.mget([])).toEqual([]);
+  });
+
   it('honours the TTL', async () => {
     let now = 1_000_000;
     const c = createMemoryCache({ now: () => now });

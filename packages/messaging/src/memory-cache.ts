@@ -62,6 +62,9 @@ export function createMemoryCache(opts: MemoryCacheOptions = {}): MemoryCache {
     async get(key) {
       return live(key)?.value ?? null;
     },
+    async mget(keys) {
+      return keys.map((key) => live(key)?.value ?? null);
+    },
     async set(key, value, ttlSeconds) {
       assertTtl(ttlSeconds);
       write(key, String(value), expiry(ttlSeconds));

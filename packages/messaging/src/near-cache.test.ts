@@ -11,6 +11,10 @@ function counted(now: () => number): Cache & { reads: number } {
       c.reads += 1;
       return inner.get(k);
     },
+    mget: async (k: readonly string[]) => {
+      c.reads += 1;
+      return inner.mget(k);
+    },
     set: (k: string, v: string, t: number) => inner.set(k, v, t),
     setIfAbsent: (k: string, v: string, t: number) => inner.setIfAbsent(k, v, t),
     increment: (k: string, t: number) => inner.increment(k, t),
@@ -69,5 +73,26 @@ describe('createNearCache', () => {
     expect(await near.increment('n', 30)).toBe(1);
     expect(await shared.increment('n', 30)).toBe(2);
     expect(await near.increment('n', 30)).toBe(3);
+  });
+
+  it('reads many keys from the shared cache every time, never from its copy, and does not fill the copy', async () => {
+    const shared = counted(now);
+    const near = createNearCache(shared, { ttlSeconds: 5, now });
+    await near.set('marker', 'v1', 30);
+    expect(await near.get('marker')).toBe('v1');
+    const readsBefore = shared.reads;
+    // another replica changes and deletes values: a near read still sees the old copy, mget never does
+    await shared.set('marker', 'v2', 30);
+    await shared.set('other', 'x', 30);
+    expect(await near.get('marker')).toBe('v1');
+    expect(await near.mget(['marker', 'other', 'absent'])).toEqual(['v2', 'x', null]);
+    await shared.del('marker');
+    expect(await near.mget(['marker'])).toEqual([null]);
+    expect(shared.reads).toBe(readsBefore + 2);
+    // what mget read is not served from memory afterwards
+    await shared.set('fresh', 'f1', 30);
+    expect(await near.mget(['fresh'])).toEqual(['f1']);
+    await shared.set('fresh', 'f2', 30);
+    expect(await near.get('fresh')).toBe('f2');
   });
 });

@@ -14,7 +14,7 @@ export interface NearCacheOptions {
 /**
  * A shared cache (Redis) with a short-lived copy in this process's memory in front of it: a value
  * read or written here is served from memory for up to `ttlSeconds` (never past its own TTL) without
- * a round trip. `setIfAbsent` and `increment` always go to the shared cache. `del` through this object drops both at once; a `del` made elsewhere (another
+ * a round trip. `mget`, `setIfAbsent` and `increment` always go to the shared cache (`mget` neither reads nor fills the memory copy: it is for what must be read fresh). `del` through this object drops both at once; a `del` made elsewhere (another
  * replica) reaches this copy when the replica's invalidation event does, and at the latest after
  * `ttlSeconds`. Misses are not remembered.
  */
@@ -29,6 +29,7 @@ export function createNearCache(inner: Cache, opts: NearCacheOptions = {}): Cach
       if (value !== null) await near.set(key, value, nearTtl);
       return value;
     },
+    mget: (keys) => inner.mget(keys),
     async set(key, value, ttlSeconds) {
       await inner.set(key, value, ttlSeconds);
       await near.set(key, value, Math.min(nearTtl, ttlSeconds));

@@ -49,6 +49,13 @@ describe('Redis cache', () => {
     expect([await cache.get('a'), await cache.get('b'), await cache.get('c')]).toEqual([null, '2', null]);
   });
 
+  it('reads many keys in one MGET, in order, null for absent ones, under the key prefix', async () => {
+    await cache.set('m:a', '1', 60);
+    await raw.set(`${keyPrefix}m:c`, '3', 'PX', 60_000);
+    expect(await cache.mget(['m:c', 'm:missing', 'm:a'])).toEqual(['3', null, '1']);
+    expect(await cache.mget([])).toEqual([]);
+  });
+
   it('sets a key only when it holds nothing, with the TTL', async () => {
     expect(await cache.setIfAbsent('once', 'a', 30)).toBe(true);
     expect(await cache.setIfAbsent('once', 'b', 30)).toBe(false);

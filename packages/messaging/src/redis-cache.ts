@@ -23,7 +23,7 @@ export interface RedisCacheOptions {
 /**
  * The Redis cache. Connects before resolving (rejects when Redis does not answer) and
  * reconnects by itself afterwards. `set` writes with a millisecond TTL (`SET key value PX`),
- * `setIfAbsent` with `NX` too, `increment` runs INCR and sets the window on the first increment,
+ * `setIfAbsent` with `NX` too, `mget` is one `MGET` (none for no keys), `increment` runs INCR and sets the window on the first increment,
  * `del` of no keys is a no-op, `close` quits gracefully.
  */
 export async function createRedisCache(url: string, opts: RedisCacheOptions = {}): Promise<Cache> {
@@ -69,6 +69,9 @@ export async function createRedisCache(url: string, opts: RedisCacheOptions = {}
   return {
     async get(key) {
       return redis.get(key);
+    },
+    async mget(keys) {
+      return keys.length === 0 ? [] : redis.mget(...keys);
     },
     async set(key, value, ttlSeconds) {
       assertTtl(ttlSeconds);

@@ -65,6 +65,12 @@ export interface EventBus {
 /** A shared cache: Redis in production, in-memory in the embedded default. Values are strings. */
 export interface Cache {
   get(key: string): Promise<string | null>;
+  /**
+   * The values of `keys`, in order (null for each absent one), in one round trip (Redis `MGET`).
+   * Always read from the shared cache itself, never from a near copy: what must be seen fresh on
+   * every request (revocation markers) is read here. No keys: `[]`.
+   */
+  mget(keys: readonly string[]): Promise<(string | null)[]>;
   set(key: string, value: string, ttlSeconds: number): Promise<void>;
   /**
    * Sets `key` only when it holds nothing (Redis `SET NX PX`); true when this call set it. What

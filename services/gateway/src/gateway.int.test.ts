@@ -79,9 +79,10 @@ describe('gateway (HTTPS, fake upstream and identity-auth)', () => {
               edge: { v1: { path: '/edge/client/v1', apiBaseUrls: [`${base}/edge/client/v1`] } },
               'edge-client': { v1: { path: '/edge/client/v1', apiBaseUrls: [`${base}/edge/client/v1`] } },
               'edge-management': { v1: { path: '/edge/management/v1', apiBaseUrls: [`${base}/edge/management/v1`] } },
+              'edge-oidc': { v1: { path: '/oidc', apiBaseUrls: [`${base}/oidc`] } },
             },
             buildDate: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
-            capabilities: [],
+            capabilities: ['OIDC_AUTH', 'OIDC_AUTH_WITH_CSR'],
             revision: expect.any(String),
             runtimeVersion: process.version,
             version: 'v1.2.3',
@@ -207,7 +208,7 @@ describe('gateway (HTTPS, fake upstream and identity-auth)', () => {
   describe('authentication', () => {
     it.each([
       ['no header', {}],
-      ['a bearer token only', { authorization: 'Bearer abc.def.ghi' }],
+      ['an empty bearer token', { authorization: 'Bearer ' }],
       ['an empty zt-session', { 'zt-session': '  ' }],
     ])('with %s, a session route is 401 with both challenges', async (_label, headers) => {
       const r = await call(gw, { path: '/current-identity', headers });

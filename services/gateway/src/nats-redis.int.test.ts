@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { principalCacheKey, tokenHash } from '@ziti/http-kit';
-import { type Cache, type EventBus, createNatsBus, createRedisCache } from '@ziti/messaging';
+import { principalCacheKey, revocationMarkerKey, tokenHash } from '@ziti/http-kit';
+import { type Cache, type EventBus, createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
 import { testInfra } from '@ziti/test-kit';
 import { type RunningGateway, startGateway } from './index.js';
 import { SECRET, call, startFakeIdentityAuth, startFakeUpstream } from './testing/harness.js';
@@ -69,5 +69,34 @@ describe('gateway on real NATS and Redis', () => {
     expect((await session()).status).toBe(200);
     expect(calls()).toBe(2);
     await cache.del(principalCacheKey(token));
+  });
+
+  it('refuses a bearer token at once when another process sets its revocation marker, though its principal is near-cached', async () => {
+    // The gateway as main.ts runs it (a near cache in front of Redis), here with a near copy kept for 30 s.
+    const near = createNearCache(await createRedisCache((await testInfra()).redisUrl), { ttlSeconds: 30 });
+    const nearGw = await startGateway({
+      bus: gatewayBus, cache: near, internalSecret: SECRET, listen: { host: '127.0.0.1', port: 0 }, dataDir,
+      upstreams: { 'identity-auth': upstream.url }, identityAuthGrpc: identityAuth.address, log: () => undefined,
+    });
+    const sec = Math.floor(Date.now() / 1000);
+    const part = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const jti = randomUUID();
+    const token = `${part({ alg: 'ES256', typ: 'JWT' })}.${part({ sub: 'id-good', jti, z_asid: randomUUID(), iat: sec, exp: sec + 600, z_t: 'a' })}.good`;
+    const marker = revocationMarkerKey('JTI', jti);
+    const request = () => call(nearGw, { path: '/current-identity', headers: { authorization: `Bearer ${token}` } });
+    try {
+      expect((await request()).status).toBe(200);
+      expect((await request()).status).toBe(200);
+      expect(identityAuth.accessTokens.filter((t) => t === token)).toHaveLength(1);
+      await cache.set(marker, String(Date.now()), 60); // identity-auth's revocation, from another Redis client
+      const refused = await request();
+      expect(refused.status).toBe(401);
+      expect(refused.headers['www-authenticate']).toBe('Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"');
+      expect(await cache.get(principalCacheKey(token))).toBeNull();
+    } finally {
+      await nearGw.stop();
+      await near.close();
+      await cache.del(marker, principalCacheKey(token));
+    }
   });
 });

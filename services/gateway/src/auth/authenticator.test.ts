@@ -1,10 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '@ziti/errors';
-import { type RequestPrincipal, principalCacheKey } from '@ziti/http-kit';
+import { type RequestPrincipal, principalCacheKey, revocationMarkerKey } from '@ziti/http-kit';
 import { createMemoryCache } from '@ziti/messaging';
 import {
   Authenticator,
+  INVALID_BEARER_CHALLENGE,
   MAX_BEARER_TOKENS,
+  accessTokenClaims,
   bearerTokens,
   INVALID_TOKEN_CHALLENGE,
   MAX_CACHE_TTL_SECONDS,
@@ -32,6 +34,7 @@ function fakeResolver(answer: (token: string) => Promise<{ principal: RequestPri
       calls.push(token);
       return answer(token);
     },
+    resolveAccessToken: () => Promise.reject(new Error('not an OIDC test')),
     close: () => undefined,
   };
   return { resolver, calls };
@@ -148,6 +151,7 @@ describe('Authenticator', () => {
         seen.push(bearer);
         return { principal: answers[token]!, cacheTtlSeconds: 30 };
       },
+      resolveAccessToken: () => Promise.reject(new Error('not an OIDC test')),
       close: () => undefined,
     };
     const auth = new Authenticator({ cache, resolver, now: () => NOW });
@@ -176,6 +180,7 @@ describe('Authenticator', () => {
         bearer && bearer.length > 0
           ? { principal: principal(), cacheTtlSeconds: 0 }
           : { principal: principal({ isFullyAuthenticated: false }), cacheTtlSeconds: 0, wwwAuthenticate: challenge },
+      resolveAccessToken: () => Promise.reject(new Error('not an OIDC test')),
       close: () => undefined,
     };
     const auth = new Authenticator({ cache: createMemoryCache({ now: () => NOW }), resolver, now: () => NOW });
@@ -184,13 +189,239 @@ describe('Authenticator', () => {
   });
 
   it('treats a cache failure as a miss', async () => {
-    const broken = { get: async () => { throw new Error('down'); }, set: async () => { throw new Error('down'); }, setIfAbsent: async () => false, increment: async () => 0, del: async () => undefined, close: async () => undefined };
+    const broken = { get: async () => { throw new Error('down'); }, mget: async () => { throw new Error('down'); }, set: async () => { throw new Error('down'); }, setIfAbsent: async () => false, increment: async () => 0, del: async () => undefined, close: async () => undefined };
     const { resolver, calls } = fakeResolver(async () => ({ principal: principal(), cacheTtlSeconds: 10 }));
     const logs: string[] = [];
     const auth = new Authenticator({ cache: broken, resolver, log: (m) => logs.push(m), now: () => NOW });
     expect((await auth.authenticate('t')).identityId).toBe('id1');
     expect(calls).toEqual(['t']);
     expect(logs).toHaveLength(2);
+  });
+});
+
+const SEC = NOW / 1000;
+
+/** A compact JWS with these claims (the signature is not looked at by the gateway). */
+function jwt(claims: Record<string, unknown>, signature = 'c2ln'): string {
+  const part = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  return `${part({ alg: 'ES256', kid: 'k1', typ: 'JWT' })}.${part(claims)}.${signature}`;
+}
+const accessClaims = (over: Record<string, unknown> = {}) => ({ jti: 'jti-1', z_asid: 'as1', sub: 'id1', iat: SEC - 60, nbf: SEC - 60, exp: SEC + 1800, z_t: 'a', ...over });
+
+/** identity-auth's resolution of access tokens (a legacy token is not expected here). */
+function oidcResolver(answer: (token: string) => Promise<{ principal: RequestPrincipal; cacheTtlSeconds: number; wwwAuthenticate?: string }>) {
+  const calls: string[] = [];
+  const resolver: SessionResolver = {
+    resolve: () => Promise.reject(new Error('a legacy resolve was not expected')),
+    resolveAccessToken: (token) => {
+      calls.push(token);
+      return answer(token);
+    },
+    close: () => undefined,
+  };
+  return { resolver, calls };
+}
+
+/** The memory cache, counting `mget` calls and recording `set` TTLs. */
+function spiedCache() {
+  const cache = createMemoryCache({ now: () => NOW });
+  const spy = {
+    ...cache,
+    mgets: [] as (readonly string[])[],
+    ttls: [] as number[],
+    mget: async (keys: readonly string[]) => {
+      spy.mgets.push(keys);
+      return cache.mget(keys);
+    },
+    set: async (k: string, v: string, ttl: number) => {
+      spy.ttls.push(ttl);
+      await cache.set(k, v, ttl);
+    },
+  };
+  return spy;
+}
+
+const rejection = async (p: Promise<unknown>) => (await p.then(() => undefined, (e: unknown) => e)) as ApiError;
+
+describe('accessTokenClaims', () => {
+  it('reads jti, z_asid, sub, iat and exp of the payload without verifying it', () => {
+    expect(accessTokenClaims(jwt(accessClaims()))).toEqual({ jti: 'jti-1', apiSessionId: 'as1', sub: 'id1', iat: SEC - 60, exp: SEC + 1800 });
+  });
+
+  it.each([
+    ['not a JWT', 'opaque-token'],
+    ['two parts', 'a.b'],
+    ['four parts', `${jwt(accessClaims())}.x`],
+    ['a payload that is not base64url', 'eyJhbGciOiJFUzI1NiJ9.!!!.c2ln'],
+    ['a payload that is not JSON', `eyJhbGciOiJFUzI1NiJ9.${Buffer.from('not json').toString('base64url')}.c2ln`],
+    ['a payload that is an array', `eyJhbGciOiJFUzI1NiJ9.${Buffer.from('[1]').toString('base64url')}.c2ln`],
+    ['no jti', jwt(accessClaims({ jti: undefined }))],
+    ['no z_asid', jwt(accessClaims({ z_asid: undefined }))],
+    ['an empty sub', jwt(accessClaims({ sub: '' }))],
+    ['iat as a string', jwt(accessClaims({ iat: '1' }))],
+    ['no exp', jwt(accessClaims({ exp: undefined }))],
+  ])('refuses %s', (_label, token) => {
+    expect(accessTokenClaims(token)).toBeUndefined();
+  });
+});
+
+describe('Authenticator: OIDC access tokens', () => {
+  it('refuses a malformed token with the invalid bearer challenge, without asking identity-auth', async () => {
+    const { resolver, calls } = oidcResolver(async () => ({ principal: principal(), cacheTtlSeconds: 30 }));
+    const auth = new Authenticator({ cache: createMemoryCache({ now: () => NOW }), resolver, now: () => NOW });
+    for (const token of ['opaque', 'a.b.c', jwt(accessClaims({ jti: 7 }))]) {
+      const err = await rejection(auth.resolveAccessToken(token));
+      expect([err.status, err.code, err.headers['WWW-Authenticate']]).toEqual([401, 'UNAUTHORIZED', INVALID_BEARER_CHALLENGE]);
+    }
+    expect(calls).toEqual([]);
+    expect(INVALID_BEARER_CHALLENGE).toBe('Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"');
+  });
+
+  it('resolves a miss through identity-auth, caches it, serves the next request from the cache, and reads the markers every time', async () => {
+    const cache = spiedCache();
+    const { resolver, calls } = oidcResolver(async () => ({ principal: principal(), cacheTtlSeconds: 20 }));
+    const auth = new Authenticator({ cache, resolver, now: () => NOW });
+    const token = jwt(accessClaims());
+    expect(await auth.resolveAccessToken(token)).toEqual({ principal: principal(), oidc: true });
+    expect(await auth.resolveAccessToken(token)).toEqual({ principal: principal(), oidc: true });
+    expect(calls).toEqual([token]);
+    expect(cache.ttls).toEqual([20]);
+    const markers = [revocationMarkerKey('JTI', 'jti-1'), revocationMarkerKey('API_SESSION', 'as1'), revocationMarkerKey('IDENTITY', 'id1')];
+    expect(cache.mgets).toEqual([markers, markers]);
+  });
+
+  it('caches for at most 30 s and never past the token\'s exp; not under a second, not a partial principal', async () => {
+    const cache = spiedCache();
+    const answers = [
+      { principal: principal(), cacheTtlSeconds: 3600 },
+      { principal: principal(), cacheTtlSeconds: 20 },
+      { principal: principal(), cacheTtlSeconds: 20 },
+      { principal: principal({ isFullyAuthenticated: false }), cacheTtlSeconds: 20 },
+    ];
+    const { resolver } = oidcResolver(async () => answers.shift()!);
+    const auth = new Authenticator({ cache, resolver, now: () => NOW });
+    await auth.resolveAccessToken(jwt(accessClaims({ jti: 'a' })));
+    await auth.resolveAccessToken(jwt(accessClaims({ jti: 'b', exp: SEC + 12 })));
+    await auth.resolveAccessToken(jwt(accessClaims({ jti: 'c', exp: SEC })));
+    await auth.resolveAccessToken(jwt(accessClaims({ jti: 'd' })));
+    expect(cache.ttls).toEqual([MAX_CACHE_TTL_SECONDS, 12]);
+  });
+
+  it('does not serve a cached principal once the token\'s exp has passed (identity-auth decides)', async () => {
+    let now = NOW;
+    const cache = createMemoryCache({ now: () => now });
+    const expired = ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': 'Bearer realm="openziti-oidc" error="expired" error_description="token is expired"' } });
+    let valid = true;
+    const { resolver, calls } = oidcResolver(async () => {
+      if (!valid) throw expired;
+      return { principal: principal(), cacheTtlSeconds: 30 };
+    });
+    const auth = new Authenticator({ cache, resolver, now: () => now });
+    const token = jwt(accessClaims({ exp: SEC + 40 }));
+    await auth.resolveAccessToken(token);
+    // a stale entry still in the cache (written by a replica with another clock) past exp
+    await cache.set(principalCacheKey(token), JSON.stringify({ principal: principal(), expiresAt: new Date(NOW + 3600_000).toISOString() }), 3600);
+    now = NOW + 40_000;
+    valid = false;
+    await expect(auth.resolveAccessToken(token)).rejects.toBe(expired);
+    expect(calls).toHaveLength(2);
+  });
+
+  it.each([
+    ['JTI', 'jti-1'],
+    ['API_SESSION', 'as1'],
+  ] as const)('a %s marker revokes the token and drops its cached principal', async (type, id) => {
+    const cache = createMemoryCache({ now: () => NOW });
+    const { resolver, calls } = oidcResolver(async () => ({ principal: principal(), cacheTtlSeconds: 30 }));
+    const auth = new Authenticator({ cache, resolver, now: () => NOW });
+    const token = jwt(accessClaims());
+    await auth.resolveAccessToken(token);
+    expect(await cache.get(principalCacheKey(token))).not.toBeNull();
+    await cache.set(revocationMarkerKey(type, id), String(NOW), 60);
+    const err = await rejection(auth.resolveAccessToken(token));
+    expect([err.status, err.code, err.headers['WWW-Authenticate']]).toEqual([401, 'UNAUTHORIZED', INVALID_BEARER_CHALLENGE]);
+    expect(await cache.get(principalCacheKey(token))).toBeNull();
+    expect(calls).toHaveLength(1);
+    // another token of the same identity and a different jti and session is not touched
+    expect((await auth.resolveAccessToken(jwt(accessClaims({ jti: 'jti-2', z_asid: 'as2' })))).principal.identityId).toBe('id1');
+  });
+
+  it('an IDENTITY marker revokes tokens issued before its issuedBefore, not those issued after', async () => {
+    const cache = createMemoryCache({ now: () => NOW });
+    const { resolver, calls } = oidcResolver(async () => ({ principal: principal(), cacheTtlSeconds: 30 }));
+    const auth = new Authenticator({ cache, resolver, now: () => NOW });
+    const before = jwt(accessClaims({ jti: 'old', iat: SEC - 60 }));
+    const after = jwt(accessClaims({ jti: 'new', iat: SEC }));
+    await auth.resolveAccessToken(before);
+    await cache.set(revocationMarkerKey('IDENTITY', 'id1'), String(NOW - 30_000), 60);
+    const err = await rejection(auth.resolveAccessToken(before));
+    expect([err.status, err.headers['WWW-Authenticate']]).toEqual([401, INVALID_BEARER_CHALLENGE]);
+    expect(await cache.get(principalCacheKey(before))).toBeNull();
+    expect((await auth.resolveAccessToken(after)).principal.identityId).toBe('id1');
+    expect(calls).toEqual([before, after]);
+  });
+
+  it('when the markers cannot be read, logs it and asks identity-auth even for a cached principal', async () => {
+    const cache = createMemoryCache({ now: () => NOW });
+    const broken = { ...cache, mget: async () => { throw new Error('redis down'); } };
+    const { resolver, calls } = oidcResolver(async () => ({ principal: principal(), cacheTtlSeconds: 30 }));
+    const logs: string[] = [];
+    const auth = new Authenticator({ cache: broken, resolver, now: () => NOW, log: (m) => logs.push(m) });
+    const token = jwt(accessClaims());
+    await auth.resolveAccessToken(token);
+    await auth.resolveAccessToken(token);
+    expect(await cache.get(principalCacheKey(token))).not.toBeNull();
+    expect(calls).toEqual([token, token]);
+    expect(logs).toEqual(['revocation marker read failed: redis down', 'revocation marker read failed: redis down']);
+  });
+
+  it('passes on identity-auth\'s 401 with its challenge, and gives one without the invalid bearer challenge', async () => {
+    const expired = ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': 'Bearer realm="openziti-oidc" error="expired" error_description="token is expired"' } });
+    const { resolver } = oidcResolver(async (t) => {
+      throw t.endsWith('.expired') ? expired : ApiError.of('UNAUTHORIZED');
+    });
+    const auth = new Authenticator({ cache: createMemoryCache({ now: () => NOW }), resolver, now: () => NOW });
+    await expect(auth.resolveAccessToken(jwt(accessClaims(), 'expired'))).rejects.toBe(expired);
+    const bare = await rejection(auth.resolveAccessToken(jwt(accessClaims(), 'bare')));
+    expect([bare.status, bare.headers['WWW-Authenticate']]).toEqual([401, INVALID_BEARER_CHALLENGE]);
+  });
+
+  it('asks identity-auth once for concurrent requests with the same access token', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { resolver, calls } = oidcResolver(async () => {
+      await gate;
+      return { principal: principal(), cacheTtlSeconds: 10 };
+    });
+    const auth = new Authenticator({ cache: createMemoryCache({ now: () => NOW }), resolver, now: () => NOW });
+    const token = jwt(accessClaims());
+    const all = Promise.all([auth.resolveAccessToken(token), auth.resolveAccessToken(token)]);
+    await new Promise((r) => setTimeout(r, 5));
+    release();
+    await all;
+    expect(calls).toEqual([token]);
+  });
+
+  it('leaves the zt-session path as it was: an access token sent as zt-session is not served its bearer cache entry', async () => {
+    const cache = createMemoryCache({ now: () => NOW });
+    const legacyCalls: string[] = [];
+    const resolver: SessionResolver = {
+      resolve: async (token) => {
+        legacyCalls.push(token);
+        if (token === 'legacy-uuid') return { principal: principal({ identityId: 'legacy' }), cacheTtlSeconds: 30 };
+        throw ApiError.of('UNAUTHORIZED');
+      },
+      resolveAccessToken: async () => ({ principal: principal(), cacheTtlSeconds: 30 }),
+      close: () => undefined,
+    };
+    const auth = new Authenticator({ cache, resolver, now: () => NOW });
+    expect(await auth.resolveRequest('legacy-uuid')).toEqual({ principal: principal({ identityId: 'legacy' }) });
+    expect(await auth.resolveRequest('legacy-uuid')).toEqual({ principal: principal({ identityId: 'legacy' }) });
+    const token = jwt(accessClaims());
+    await auth.resolveAccessToken(token);
+    const err = await rejection(auth.resolveRequest(token));
+    expect([err.status, err.headers['WWW-Authenticate']]).toEqual([401, INVALID_TOKEN_CHALLENGE]);
+    expect(legacyCalls).toEqual(['legacy-uuid', token]);
   });
 });
 

@@ -1,11 +1,19 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError, toApiError } from '@ziti/errors';
-import { type CachedPrincipal, MAX_PRINCIPAL_CACHE_TTL_SECONDS, type RequestPrincipal, principalCacheEntry, principalCacheKey, principalCacheTtl } from '@ziti/http-kit';
+import {
+  type CachedPrincipal,
+  MAX_PRINCIPAL_CACHE_TTL_SECONDS,
+  type RequestPrincipal,
+  isRevokedByMarkers,
+  principalCacheEntry,
+  principalCacheKey,
+  principalCacheTtl,
+  revocationMarkerKey,
+} from '@ziti/http-kit';
 import type { Cache } from '@ziti/messaging';
 import { cacheRequests } from '@ziti/metrics';
 import { formatGoTime } from './go-time.js';
-import type { SessionResolver } from './session-resolver.js';
-
+import type { ResolvedSession, SessionResolver } from './session-resolver.js';
 
 const PRINCIPAL_HIT = { context: 'gateway', cache: 'principal', result: 'hit' } as const;
 const PRINCIPAL_MISS = { context: 'gateway', cache: 'principal', result: 'miss' } as const;
@@ -17,6 +25,9 @@ export const MISSING_TOKEN_CHALLENGE =
 /** 401 challenge for an unknown or expired `zt-session` token. */
 export const INVALID_TOKEN_CHALLENGE = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"';
 
+/** 401 challenge for an OIDC access token that is malformed, unknown, revoked or otherwise not valid. */
+export const INVALID_BEARER_CHALLENGE = 'Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"';
+
 /** Cache entries never outlive this, whatever identity-auth suggests. */
 export const MAX_CACHE_TTL_SECONDS = MAX_PRINCIPAL_CACHE_TTL_SECONDS;
 
@@ -25,7 +36,8 @@ export type { CachedPrincipal };
 
 /**
  * The legacy session token of a request: the `zt-session` header (any case, first value,
- * trimmed). A bare `Authorization: Bearer` is not a session here (OIDC is not served).
+ * trimmed). A bare `Authorization: Bearer` is not one: without `zt-session` the first bearer
+ * token is an OIDC access token ({@link Authenticator.resolveAccessToken}).
  */
 export function sessionToken(req: IncomingMessage): string | undefined {
   const header = req.headers['zt-session'];
@@ -58,14 +70,19 @@ export function missingTokenError(): ApiError {
   return ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': MISSING_TOKEN_CHALLENGE } });
 }
 
-/** A 401 from identity-auth keeps its challenge; one without gets the `invalid` challenge. */
-function withChallenge(err: ApiError): ApiError {
+/** 401 `UNAUTHORIZED` for an OIDC access token that is not valid. */
+export function invalidBearerError(): ApiError {
+  return ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': INVALID_BEARER_CHALLENGE } });
+}
+
+/** A 401 from identity-auth keeps its challenge; one without gets the `invalid` challenge of its kind of token. */
+function withChallenge(err: ApiError, challenge = INVALID_TOKEN_CHALLENGE): ApiError {
   if (err.status !== 401 || Object.keys(err.headers).some((h) => h.toLowerCase() === 'www-authenticate')) return err;
   return ApiError.fromCode(err.code, {
     message: err.message,
     cause: err.cause,
     status: err.status,
-    headers: { ...err.headers, 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE },
+    headers: { ...err.headers, 'WWW-Authenticate': challenge },
   });
 }
 
@@ -73,6 +90,49 @@ function withChallenge(err: ApiError): ApiError {
 export interface Resolved {
   principal: RequestPrincipal;
   challenge?: string;
+  /** True when the request was authenticated by an OIDC access token (no `zt-session`). */
+  oidc?: boolean;
+}
+
+/** The claims of an access token the gateway reads (unverified) to find its revocation markers and bound its cache entry. */
+export interface AccessTokenClaims {
+  jti: string;
+  /** The API session id (`z_asid`). */
+  apiSessionId: string;
+  /** The identity id (`sub`). */
+  sub: string;
+  /** Issued at, epoch seconds. */
+  iat: number;
+  /** Expiry, epoch seconds. */
+  exp: number;
+}
+
+/** Three dot-separated parts: a compact JWS (legacy session tokens are UUIDs). */
+const looksLikeJwt = (token: string) => token.split('.').length === 3;
+
+const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+/**
+ * The claims of a compact JWS's payload, read WITHOUT verifying its signature (identity-auth
+ * verifies it on every cache miss; a cache entry is only ever found under the hash of the exact
+ * token it verified). Undefined when the token is not three base64url parts with a JSON object
+ * payload holding `jti`, `z_asid`, `sub` (non-empty strings) and `iat`, `exp` (numbers): an
+ * access token of this controller always has them.
+ */
+export function accessTokenClaims(token: string): AccessTokenClaims | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 3 || !/^[A-Za-z0-9_-]+$/.test(parts[1]!)) return undefined;
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return undefined;
+  const c = payload as Record<string, unknown>;
+  if (!nonEmpty(c.jti) || !nonEmpty(c.z_asid) || !nonEmpty(c.sub)) return undefined;
+  if (typeof c.iat !== 'number' || !Number.isFinite(c.iat) || typeof c.exp !== 'number' || !Number.isFinite(c.exp)) return undefined;
+  return { jti: c.jti, apiSessionId: c.z_asid, sub: c.sub, iat: c.iat, exp: c.exp };
 }
 
 export interface AuthenticatorOptions {
@@ -92,9 +152,16 @@ export interface AuthenticatorOptions {
  * that is complete only thanks to this request's bearer token (secondary ext-jwt) must not be
  * served to a later request that lacks it. A cached principal is complete on its own, so it is
  * served whatever bearer tokens come along.
+ *
+ * OIDC access tokens ({@link resolveAccessToken}) are cached the same way (key: the token's hash)
+ * and never past the token's `exp`, but every request also reads the token's revocation markers
+ * straight from the shared cache (one MGET, never the near copy), so a revocation reaches every
+ * replica at once.
  */
 export class Authenticator {
   private readonly inFlight = new Map<string, Promise<Resolved>>();
+  /** Resolutions of access tokens under way (apart from `inFlight`: a zt-session key never names an access token's). */
+  private readonly inFlightOidc = new Map<string, Promise<Resolved>>();
   private readonly now: () => number;
   private readonly log: (m: string) => void;
 
@@ -112,7 +179,9 @@ export class Authenticator {
    * challenge identity-auth gave for it (e.g. a missing secondary ext-jwt token).
    */
   async resolveRequest(token: string, bearer: readonly string[] = []): Promise<Resolved> {
-    const cached = await this.fromCache(token);
+    // An access token sent as `zt-session` must not be served the principal cached for it as a
+    // bearer token (that skips its revocation markers): a JWT is never a legacy session token.
+    const cached = looksLikeJwt(token) ? undefined : await this.fromCache(token);
     if (cached) return { principal: cached };
     const key = bearer.length === 0 ? token : `${token}\n${bearer.join('\n')}`;
     let pending = this.inFlight.get(key);
@@ -121,6 +190,70 @@ export class Authenticator {
       this.inFlight.set(key, pending);
     }
     return pending;
+  }
+
+  /**
+   * The principal of a request authenticated by an OIDC access token (its first bearer token, no
+   * `zt-session`). The token's claims are decoded without verification (malformed: 401 with
+   * {@link INVALID_BEARER_CHALLENGE}); its revocation markers (`jti`, `z_asid`, `sub`) are read
+   * with one `mget` while the cached principal is looked up. A marker that revokes it: 401, and
+   * the cached principal is dropped. Otherwise a fresh cached principal is served, or identity-auth
+   * resolves the token (it verifies it and checks the revocation table) and the answer is cached
+   * for its hint, at most {@link MAX_CACHE_TTL_SECONDS} and never past the token's `exp`.
+   *
+   * A cache error while reading the markers is logged and the request goes to identity-auth as on
+   * a cache miss (as the legacy path treats cache errors): the revocation table there refuses a
+   * revoked token whether or not its marker could be read.
+   */
+  async resolveAccessToken(token: string): Promise<Resolved> {
+    const claims = accessTokenClaims(token);
+    if (!claims) throw invalidBearerError();
+    const keys = [revocationMarkerKey('JTI', claims.jti), revocationMarkerKey('API_SESSION', claims.apiSessionId), revocationMarkerKey('IDENTITY', claims.sub)];
+    const [markers, cached] = await Promise.all([
+      this.opts.cache.mget(keys).then(
+        (values) => values,
+        (err: unknown) => {
+          this.log(`revocation marker read failed: ${(err as Error).message}`);
+          return undefined;
+        },
+      ),
+      this.fromCache(token),
+    ]);
+    if (markers && isRevokedByMarkers({ jti: markers[0] ?? null, apiSession: markers[1] ?? null, identity: markers[2] ?? null }, claims.iat)) {
+      if (cached) {
+        await this.opts.cache.del(principalCacheKey(token)).catch((err: unknown) => this.log(`principal cache delete failed: ${(err as Error).message}`));
+      }
+      throw invalidBearerError();
+    }
+    // Without the markers a cached principal cannot be trusted not to be revoked: identity-auth decides.
+    if (markers && cached && claims.exp * 1000 > this.now()) return { principal: cached, oidc: true };
+    let pending = this.inFlightOidc.get(token);
+    if (!pending) {
+      pending = this.resolveOidc(token, claims).finally(() => this.inFlightOidc.delete(token));
+      this.inFlightOidc.set(token, pending);
+    }
+    return pending;
+  }
+
+  private async resolveOidc(token: string, claims: AccessTokenClaims): Promise<Resolved> {
+    let answer: ResolvedSession;
+    try {
+      answer = await this.opts.resolver.resolveAccessToken(token);
+    } catch (err) {
+      throw withChallenge(toApiError(err), INVALID_BEARER_CHALLENGE);
+    }
+    const { principal } = answer;
+    const now = this.now();
+    const tokenLeft = Math.floor((claims.exp * 1000 - now) / 1000);
+    const ttl = Math.min(principalCacheTtl(answer.cacheTtlSeconds, principal, now), tokenLeft);
+    if (ttl >= 1 && principal.isFullyAuthenticated) {
+      try {
+        await this.opts.cache.set(principalCacheKey(token), principalCacheEntry(principal, ttl, now), ttl);
+      } catch (err) {
+        this.log(`principal cache write failed: ${(err as Error).message}`);
+      }
+    }
+    return { principal, oidc: true, ...(answer.wwwAuthenticate ? { challenge: answer.wwwAuthenticate } : {}) };
   }
 
   private async fromCache(token: string): Promise<RequestPrincipal | undefined> {
@@ -150,7 +283,7 @@ export class Authenticator {
   }
 
   private async resolve(token: string, bearer: readonly string[]): Promise<Resolved> {
-    let answer: Awaited<ReturnType<SessionResolver['resolve']>>;
+    let answer: ResolvedSession;
     try {
       answer = await this.opts.resolver.resolve(token, bearer);
     } catch (err) {

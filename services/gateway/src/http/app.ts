@@ -35,7 +35,7 @@ import { CLIENT_CERT_OPERATIONS, peerChain } from './client-cert.js';
 import type { ConsoleHandler } from './console.js';
 import { REQUEST_ID_RESPONSE_HEADER, answerPreflight, setCorsHeaders, setServerHeaders, stripInternalHeaders } from './headers.js';
 import type { LocalHandler } from './informational.js';
-import { normalisePath, splitUrl } from './paths.js';
+import { isOidcPath, normalisePath, splitUrl } from './paths.js';
 import { type ProxiedRequest, RESPONSE_EVENT_OPERATIONS, type UpstreamHandler, noUpstreamError } from './proxy.js';
 
 /** Where the events contexts hand back on their answers go. */
@@ -95,17 +95,27 @@ export function logTracedRequest(
   });
 }
 
+/** The operation id (metrics, log context) and access-line `api` of a request passed through to the OIDC provider. */
+export const OIDC_OPERATION = 'oidc';
+
+/**
+ * The caller of a request: its `zt-session` (with its bearer tokens as secondary factors), else
+ * its first `Authorization: Bearer` token as an OIDC access token (the others are ignored).
+ */
 async function principalFor(req: IncomingMessage, opts: GatewayAppOptions): Promise<Resolved> {
   const token = sessionToken(req);
-  if (!token) throw missingTokenError();
-  return opts.authenticator.resolveRequest(token, bearerTokens(req));
+  const bearer = bearerTokens(req);
+  if (token) return opts.authenticator.resolveRequest(token, bearer);
+  if (bearer.length > 0) return opts.authenticator.resolveAccessToken(bearer[0]!);
+  throw missingTokenError();
 }
 
 /**
  * The public request pipeline: strip internal headers and assign the request id, server and CORS
- * headers, preflight, path aliases, contract match (404/405), the 1 MiB body limit, session
- * authentication for non-anonymous routes, then the gateway's own handler or, past the login
- * limits (logins and enrollments), the owning context.
+ * headers, preflight, the OIDC provider's pass-through (`/oidc`, `/oidc/*`), path aliases,
+ * contract match (404/405), the 1 MiB body limit, session authentication for non-anonymous
+ * routes, then the gateway's own handler or, past the login limits (logins and enrollments), the
+ * owning context.
  */
 export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
   const log = logger('gateway');
@@ -123,6 +133,7 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
     }
 
     if (opts.console?.owns(collapsed)) return opts.console.serve(req, res, collapsed);
+    if (isOidcPath(collapsed)) return passToOidc(req, res, collapsed, search, requestId, request, line);
 
     const target = normalisePath(path);
     if (!target.api || target.relative === undefined) throw ApiError.of('NOT_FOUND');
@@ -144,7 +155,8 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
       // Untraced principals carry no trace: this one check is all they cost.
       const trace = activeTrace(principal);
       if (trace && opts.log) logTracedRequest(res, trace, { requestId, identityId: principal.identityId, method: req.method ?? 'GET', path: target.path, startedAt }, opts.log);
-      for (const [k, v] of Object.entries(sessionHeaders(principal))) res.setHeader(k, v);
+      // Legacy sessions only: OpenZiti sends no expiry headers for bearer (OIDC) requests.
+      if (!resolved.oidc) for (const [k, v] of Object.entries(sessionHeaders(principal))) res.setHeader(k, v);
       // A partial session reaches only the partial routes; with identity-auth's challenge (secondary ext-jwt) when it gave one.
       if (!principal.isFullyAuthenticated && route.access !== 'partial' && resolved.challenge) {
         throw ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': resolved.challenge } });
@@ -182,6 +194,29 @@ export function createGatewayApp(opts: GatewayAppOptions): HttpApp {
       });
     }
     proxy(req, res, principal);
+  }
+
+  /**
+   * `/oidc` and `/oidc/*` go to identity-auth's OIDC provider unchanged (path and query): no Edge
+   * route, no session check. The body is read under the 1 MiB limit; logins pass the login limits
+   * (`LoginGuard.admitOidc`); the TLS client certificate chain, when the handshake carried one, is
+   * forwarded signed. The proxy replaces the forwarding headers, so identity-auth reads the public
+   * `Host` from `x-forwarded-host` (and `x-forwarded-proto: https`) for its issuer.
+   */
+  async function passToOidc(req: ProxiedRequest, res: ServerResponse, path: string, search: string, requestId: string, request: RequestContext, line: AccessLine): Promise<void> {
+    line.api = OIDC_OPERATION;
+    req.zitiOperation = OIDC_OPERATION;
+    request.operationId = OIDC_OPERATION;
+    const proxy = opts.proxies['identity-auth'];
+    if (!proxy) throw noUpstreamError('identity-auth');
+    const body = await readBody(req, MAX_BODY_BYTES);
+    const admitted = opts.loginGuard?.admitOidc(path, req, res, body);
+    if (admitted) await admitted;
+    req.url = path + search;
+    const chain = peerChain(req);
+    if (chain.length > 0) req.headers[CLIENT_CERT_HEADER] = signClientCertChain(opts.internalSecret, chain, requestId);
+    req.zitiBody = body;
+    proxy(req, res);
   }
 
   return (req: ProxiedRequest, res: ServerResponse) => {

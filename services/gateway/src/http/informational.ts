@@ -5,6 +5,7 @@ import { API_BASES, type RequestPrincipal } from '@ziti/http-kit';
 import yaml from 'js-yaml';
 import { SPEC_IDS, generateSpec } from '../openapi/generate.js';
 import type { Json } from '../openapi/schema.js';
+import { OIDC_BASE } from './paths.js';
 
 /** What the gateway reports about itself in `/version`. */
 export interface BuildInfo {
@@ -43,6 +44,12 @@ export interface InformationalOptions {
 /** Every capability this controller knows of, enabled or not (`/enumerated-capabilities`). */
 export const ENUMERATED_CAPABILITIES = ['OIDC_AUTH', 'HA_CONTROLLER', 'OIDC_AUTH_WITH_CSR'];
 
+/**
+ * The capabilities `/version` lists: OIDC authentication at `/oidc` (with API session
+ * certificates from a login's CSR). OpenZiti's clients switch to OIDC as soon as they see them.
+ */
+export const CAPABILITIES = ['OIDC_AUTH', 'OIDC_AUTH_WITH_CSR'];
+
 /** `buildDate` as the controller prints it: `2020-02-11 16:09:08` (UTC). */
 function buildDateText(d: Date): string {
   return d.toISOString().slice(0, 19).replace('T', ' ');
@@ -64,6 +71,8 @@ export function informationalHandlers(opts: InformationalOptions): {
   const { build, advertisedAddress } = opts;
   const baseUrl = (api: ApiName) => `https://${advertisedAddress}${API_BASES[api]}`;
   const apiVersion = (api: ApiName) => ({ v1: { path: API_BASES[api], apiBaseUrls: [baseUrl(api)] } });
+  // The OIDC provider (passed through to identity-auth), advertised as the `edge-oidc` API.
+  const oidcVersion = { v1: { path: OIDC_BASE, apiBaseUrls: [`https://${advertisedAddress}${OIDC_BASE}`] } };
 
   const documents = new Map<EdgeApiName, { doc: Json; json: string; yaml?: string }>();
   const spec = (api: EdgeApiName) => {
@@ -88,9 +97,9 @@ export function informationalHandlers(opts: InformationalOptions): {
 
   const version: LocalHandler = () => ({
     body: dataEnvelope({
-      apiVersions: { edge: apiVersion('client'), 'edge-client': apiVersion('client'), 'edge-management': apiVersion('management') },
+      apiVersions: { edge: apiVersion('client'), 'edge-client': apiVersion('client'), 'edge-management': apiVersion('management'), 'edge-oidc': oidcVersion },
       buildDate: buildDateText(build.buildDate),
-      capabilities: [],
+      capabilities: [...CAPABILITIES],
       revision: build.revision,
       runtimeVersion: build.runtimeVersion,
       version: build.version,

@@ -1,4 +1,4 @@
-import { normalisePath, splitUrl } from './paths.js';
+import { isOidcPath, normalisePath, splitUrl } from './paths.js';
 
 describe('normalisePath', () => {
   it.each([
@@ -48,5 +48,12 @@ describe('splitUrl', () => {
 
   it('accepts an absolute-form request target', () => {
     expect(splitUrl('https://ctrl:1280/version?x=1')).toEqual({ path: '/version', search: '?x=1' });
+  });
+});
+
+describe('isOidcPath', () => {
+  it('is /oidc and every path under it, nothing else', () => {
+    for (const p of ['/oidc', '/oidc/', '/oidc/.well-known/openid-configuration', '/oidc/login/password', '/oidc/oauth/token']) expect(isOidcPath(p)).toBe(true);
+    for (const p of ['/oidcx', '/oidc-foo', '/.well-known/openid-configuration', '/edge/client/v1/oidc', '/OIDC/keys', '/']) expect(isOidcPath(p)).toBe(false);
   });
 });

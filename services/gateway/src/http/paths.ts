@@ -48,6 +48,18 @@ export function normalisePath(rawPath: string): NormalisedPath {
   return { path };
 }
 
+/** Where identity-auth's OpenID Connect provider is served (passed through unchanged, outside both Edge APIs). */
+export const OIDC_BASE = '/oidc';
+
+/**
+ * True for `/oidc` and `/oidc/*` (`path` with doubled slashes collapsed): the OIDC provider's
+ * paths, passed through to identity-auth before {@link normalisePath} would prefix the client
+ * base. Root `/.well-known/openid-configuration` is not one of them (404, as in OpenZiti).
+ */
+export function isOidcPath(path: string): boolean {
+  return under(path, OIDC_BASE);
+}
+
 /** Splits a request URL into its path and its query string (with the leading `?`, or ''). */
 export function splitUrl(url: string): { path: string; search: string } {
   if (!url.startsWith('/')) {

@@ -6,7 +6,7 @@ import { principalCacheEntry, principalCacheKey } from '@ziti/http-kit';
 import { type Cache, createMemoryCache } from '@ziti/messaging';
 import type { ProxiedRequest } from '../http/proxy.js';
 import { testPrincipal } from '../testing/harness.js';
-import { createLoginGuard, usernameOf } from './login-guard.js';
+import { createLoginGuard, isOidcLogin, oidcUsernameOf, usernameOf } from './login-guard.js';
 
 const route = (operationId: string): RouteDef => ALL_ROUTES.find((r) => r.operationId === operationId)!;
 const AUTHENTICATE = route('authenticate');
@@ -217,6 +217,101 @@ describe('login guard: auth rate limiter', () => {
     await settle();
     for (let i = 0; i < 5; i++) await attempt(guard, { username: `sdk-${i}` });
     expect((await attempt(guard, { username: 'user' })).refused?.status).toBe(429);
+  });
+});
+
+/** Drives the guard's OIDC entry as the gateway app does for a request passed through to `/oidc`. */
+async function attemptOidc(
+  guard: ReturnType<typeof createLoginGuard>,
+  path: string,
+  opts: { method?: string; client?: string; body?: string; contentType?: string } = {},
+): Promise<{ refused?: ApiError; res: FakeResponse; passed: boolean }> {
+  const res = new FakeResponse();
+  const req = { zitiClientAddress: opts.client ?? '198.51.100.1', socket: {}, method: opts.method ?? 'POST', headers: opts.contentType ? { 'content-type': opts.contentType } : {} } as unknown as ProxiedRequest;
+  try {
+    const admitted = guard.admitOidc(path, req, res as unknown as ServerResponse, Buffer.from(opts.body ?? ''));
+    if (admitted) await admitted;
+    return { res, passed: admitted === undefined };
+  } catch (err) {
+    return { refused: err as ApiError, res, passed: false };
+  }
+}
+
+describe('login guard: OIDC provider logins', () => {
+  const noFailureLimits = { perUsername: 0, perAddress: 0 };
+  const LIMITED = ['/oidc/login/password', '/oidc/login/username', '/oidc/login/cert', '/oidc/login/ext-jwt', '/oidc/login/totp', '/oidc/login/totp/enroll', '/oidc/login/totp/enroll/verify', '/oidc/oauth/token', '/oidc/oauth/token/'];
+
+  it('knows the POSTs to /oidc/login/* and /oidc/oauth/token as logins, nothing else', () => {
+    for (const path of LIMITED) expect(isOidcLogin('POST', path)).toBe(true);
+    for (const path of ['/oidc/login', '/oidc/login/', '/oidc/authorize', '/oidc/keys', '/oidc/revoke', '/oidc/oauth/tokens', '/oidc/.well-known/openid-configuration']) {
+      expect(isOidcLogin('POST', path)).toBe(false);
+    }
+    expect(isOidcLogin('GET', '/oidc/login/password')).toBe(false);
+    expect(isOidcLogin('GET', '/oidc/oauth/token')).toBe(false);
+  });
+
+  it('admits every OIDC login into the auth limiter\'s window, shared with POST /authenticate, and refuses beyond it', async () => {
+    const guard = createLoginGuard({ cache: createMemoryCache(), loginFailureLimits: noFailureLimits, authRateLimiter: { minSize: 9, maxSize: 9 } });
+    const held = [];
+    for (const path of LIMITED.slice(0, 8)) held.push(await attemptOidc(guard, path, { body: '{}' }));
+    held.push(await attempt(guard, { username: 'erin' }));
+    expect(held.map((h) => h.refused)).toEqual(Array(9).fill(undefined));
+    expect(guard.limiter!.inFlight).toBe(9);
+    for (const path of LIMITED) expect((await attemptOidc(guard, path)).refused?.code).toBe('SERVER_TOO_MANY_REQUESTS');
+    expect((await attempt(guard, { username: 'erin' })).refused?.status).toBe(429);
+    // the rest of the provider is never limited
+    for (const [method, path] of [['GET', '/oidc/authorize'], ['GET', '/oidc/login/password'], ['POST', '/oidc/revoke'], ['GET', '/oidc/keys']] as const) {
+      const r = await attemptOidc(guard, path, { method });
+      expect([r.refused, r.passed]).toEqual([undefined, true]);
+    }
+    // a login that redirects (to the callback) succeeded: its place is given back
+    held[0]!.res.answer(302);
+    expect(guard.limiter!.inFlight).toBe(8);
+    expect((await attemptOidc(guard, '/oidc/login/password')).refused).toBeUndefined();
+  });
+
+  it('counts 401s of password logins per username (JSON or form body) and per address', async () => {
+    const guard = createLoginGuard({ cache: createMemoryCache(), loginFailureLimits: { perUsername: 2, perAddress: 100 }, authRateLimiter: { enabled: false } });
+    const fail = async (path: string, body: string, contentType: string | undefined, client: string) => {
+      const r = await attemptOidc(guard, path, { body, contentType, client });
+      expect(r.refused).toBeUndefined();
+      r.res.answer(401);
+      await settle();
+    };
+    await fail('/oidc/login/password', JSON.stringify({ username: 'alice', password: 'x' }), 'application/json', '198.51.100.1');
+    await fail('/oidc/login/username', 'username=alice&password=x', 'application/x-www-form-urlencoded', '198.51.100.2');
+    expect((await attemptOidc(guard, '/oidc/login/password', { body: 'username=alice&password=y', contentType: 'application/x-www-form-urlencoded', client: '198.51.100.3' })).refused?.code).toBe('SERVER_TOO_MANY_REQUESTS');
+    // POST /authenticate shares the counter
+    expect((await attempt(guard, { client: '198.51.100.4', username: 'alice' })).refused?.status).toBe(429);
+    expect((await attemptOidc(guard, '/oidc/login/password', { body: JSON.stringify({ username: 'bob' }), client: '198.51.100.5' })).refused).toBeUndefined();
+  });
+
+  it('counts 401s of every primary login per address; second factors and the token endpoint only take a ticket', async () => {
+    const guard = createLoginGuard({ cache: createMemoryCache(), loginFailureLimits: { perUsername: 100, perAddress: 2 }, authRateLimiter: { enabled: false } });
+    for (const path of ['/oidc/login/totp', '/oidc/oauth/token', '/oidc/login/totp/enroll/verify']) {
+      const r = await attemptOidc(guard, path, { client: '203.0.113.9' });
+      expect(r.passed).toBe(true); // no limiter: nothing to wait for
+      r.res.answer(401);
+      await settle();
+    }
+    for (const path of ['/oidc/login/cert', '/oidc/login/ext-jwt']) {
+      const r = await attemptOidc(guard, path, { client: '203.0.113.9' });
+      expect(r.refused).toBeUndefined();
+      r.res.answer(401);
+      await settle();
+    }
+    expect((await attemptOidc(guard, '/oidc/login/cert', { client: '203.0.113.9' })).refused?.status).toBe(429);
+    expect((await attemptOidc(guard, '/oidc/login/cert', { client: '203.0.113.10' })).refused).toBeUndefined();
+  });
+});
+
+describe('oidcUsernameOf', () => {
+  it('reads the username of a form or JSON body', () => {
+    expect(oidcUsernameOf(Buffer.from('password=x&username=al%20ice'), 'application/x-www-form-urlencoded; charset=utf-8')).toBe('al ice');
+    expect(oidcUsernameOf(Buffer.from('password=x'), 'application/x-www-form-urlencoded')).toBeUndefined();
+    expect(oidcUsernameOf(Buffer.from('{"username":"bob"}'), 'application/json')).toBe('bob');
+    expect(oidcUsernameOf(Buffer.from('{"username":"bob"}'), undefined)).toBe('bob');
+    expect(oidcUsernameOf(Buffer.alloc(0), 'application/x-www-form-urlencoded')).toBeUndefined();
   });
 });
 

@@ -29,6 +29,13 @@ export interface LoginGuard {
    * request and watches its answer; for every other route it answers undefined at once.
    */
   admit(route: RouteDef, req: ProxiedRequest, res: ServerResponse, body: Buffer, search: string): Promise<void> | undefined;
+  /**
+   * The same for a request passed through to identity-auth's OIDC provider (no route): POSTs to
+   * `/oidc/login/*` and `/oidc/oauth/token` ({@link isOidcLogin}) take a ticket of the auth rate
+   * limiter; the primary-factor logins (`password`, `username`, `cert`, `ext-jwt`) are also under
+   * the failed-login limits. `path` is the collapsed request path. Undefined at once for anything else.
+   */
+  admitOidc(path: string, req: ProxiedRequest, res: ServerResponse, body: Buffer): Promise<void> | undefined;
   /** The auth rate limiter of this process (undefined when turned off). */
   readonly limiter?: AdaptiveRateLimiter;
 }
@@ -41,10 +48,31 @@ const tooManyRequests = (limiter: 'auth-rate' | 'login-failures') => {
 
 const isEnrollment = (route: RouteDef) => route.path === '/enroll' || route.path.startsWith('/enroll/');
 
-/** OpenZiti: a response that could not be written backs off; success grows; anything else is a failure. */
-function outcomeOf(status: number, delivered: boolean): LimiterOutcome {
+/** OIDC provider paths whose POSTs are logins (under the auth rate limiter), and the token endpoint. */
+const OIDC_LOGIN_BASE = '/oidc/login/';
+const OIDC_TOKEN_PATH = '/oidc/oauth/token';
+/** The OIDC primary-factor logins and the method of `POST /authenticate` each is (the failed-login limits apply). */
+const OIDC_PRIMARY_LOGINS: ReadonlyMap<string, string> = new Map([
+  ['password', 'password'],
+  ['username', 'password'],
+  ['cert', 'cert'],
+  ['ext-jwt', 'ext-jwt'],
+]);
+
+/** True for a POST to `/oidc/login/*` or `/oidc/oauth/token` (`path` collapsed; one trailing slash ignored). */
+export function isOidcLogin(method: string | undefined, path: string): boolean {
+  const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  return method === 'POST' && (p === OIDC_TOKEN_PATH || (p.startsWith(OIDC_LOGIN_BASE) && p.length > OIDC_LOGIN_BASE.length));
+}
+
+/**
+ * OpenZiti: a response that could not be written backs off; success grows; anything else is a
+ * failure. The OIDC provider's logins succeed with a redirect (to the callback), so 3xx counts
+ * as success there.
+ */
+function outcomeOf(status: number, delivered: boolean, redirectSucceeds = false): LimiterOutcome {
   if (!delivered || status === 503 || status === 504) return 'backoff';
-  return status >= 200 && status < 300 ? 'success' : 'failed';
+  return status >= 200 && status < (redirectSucceeds ? 400 : 300) ? 'success' : 'failed';
 }
 
 /** Calls `done` once when the response ends: its status (0 before any was sent) and whether it was delivered. */
@@ -91,6 +119,18 @@ export function usernameOf(body: Buffer): string | undefined {
   }
 }
 
+/**
+ * The `username` of an OIDC password login's body: a form (`application/x-www-form-urlencoded`)
+ * or JSON (anything else, as identity-auth reads it); undefined when it has none.
+ */
+export function oidcUsernameOf(body: Buffer, contentType: string | undefined): string | undefined {
+  if (/^\s*application\/x-www-form-urlencoded\b/i.test(contentType ?? '')) {
+    if (body.length === 0) return undefined;
+    return new URLSearchParams(body.toString('utf8')).get('username') ?? undefined;
+  }
+  return usernameOf(body);
+}
+
 function queryParam(search: string, name: string): string | undefined {
   return search ? (new URLSearchParams(search).get(name) ?? undefined) : undefined;
 }
@@ -115,11 +155,20 @@ export function createLoginGuard(opts: LoginGuardOptions): LoginGuard {
   async function admitLogin(req: ProxiedRequest, res: ServerResponse, body: Buffer, search: string): Promise<void> {
     const method = queryParam(search, 'method');
     const username = method === 'password' ? usernameOf(body) : undefined;
+    return guardLogin(req, res, method, username, false);
+  }
+
+  /**
+   * A login under the failed-login limits and the auth rate limiter. `oidc`: an OIDC provider
+   * login, which succeeds with a redirect and creates no `zt-session`, so it neither uses nor
+   * teaches the admin bypass (that is learned from `POST /authenticate`).
+   */
+  async function guardLogin(req: ProxiedRequest, res: ServerResponse, method: string | undefined, username: string | undefined, oidc: boolean): Promise<void> {
     const address = req.zitiClientAddress ?? normaliseAddress(req.socket.remoteAddress) ?? '';
     const counters = failures.enabled ? failures.counters(address, username) : [];
     if (await failures.throttled(counters)) throw tooManyRequests('login-failures');
 
-    const claim = limiter ? loginClaim(method, req, username) : undefined;
+    const claim = limiter && !oidc ? loginClaim(method, req, username) : undefined;
     let bypass = false;
     let ticket: LimiterTicket | undefined;
     if (limiter) {
@@ -128,7 +177,7 @@ export function createLoginGuard(opts: LoginGuardOptions): LoginGuard {
     }
     if (counters.length > 0) beforeEndWith(res, 401, () => failures.recordFailure(counters));
     onResponseEnd(res, (status, delivered) => {
-      if (ticket) limiter!.release(ticket, outcomeOf(status, delivered));
+      if (ticket) limiter!.release(ticket, outcomeOf(status, delivered, oidc));
       if (bypass) limiter!.endAdminBypass(delivered && status === 200);
       if (status === 200 && claim !== undefined) {
         const token = res.getHeader('zt-session');
@@ -137,15 +186,28 @@ export function createLoginGuard(opts: LoginGuardOptions): LoginGuard {
     });
   }
 
+  /** Admits a request into the limiter's window (no failed-login counting), released when its answer ends. */
+  function admitTicket(res: ServerResponse, redirectSucceeds: boolean): Promise<void> | undefined {
+    if (!limiter) return undefined;
+    const ticket = limiter.acquire();
+    if (!ticket) return Promise.reject(tooManyRequests('auth-rate'));
+    onResponseEnd(res, (status, delivered) => limiter.release(ticket, outcomeOf(status, delivered, redirectSucceeds)));
+    return undefined;
+  }
+
   return {
     limiter,
     admit(route, req, res, body, search) {
       if (route.operationId === 'authenticate') return admitLogin(req, res, body, search);
-      if (!limiter || !isEnrollment(route)) return undefined;
-      const ticket = limiter.acquire();
-      if (!ticket) return Promise.reject(tooManyRequests('auth-rate'));
-      onResponseEnd(res, (status, delivered) => limiter.release(ticket, outcomeOf(status, delivered)));
-      return undefined;
+      return isEnrollment(route) ? admitTicket(res, false) : undefined;
+    },
+    admitOidc(path, req, res, body) {
+      if (!isOidcLogin(req.method, path)) return undefined;
+      const step = path.replace(/\/$/, '').slice(OIDC_LOGIN_BASE.length);
+      const method = path.startsWith(OIDC_LOGIN_BASE) ? OIDC_PRIMARY_LOGINS.get(step) : undefined;
+      if (method === undefined) return admitTicket(res, true);
+      const username = method === 'password' ? oidcUsernameOf(body, req.headers['content-type']) : undefined;
+      return guardLogin(req, res, method, username, true);
     },
   };
 }

@@ -87,14 +87,26 @@ export async function startFakeUpstream(): Promise<{ url: string; requests: Reco
 /**
  * identity-auth's gRPC service: tokens starting with `good` resolve; `bare` fails 401 without a challenge;
  * anything else fails 401 with the invalid-token challenge (as `toGrpcError` carries it).
+ * OIDC access tokens (`accessToken`, recorded in `accessTokens`) resolve when their signature part
+ * is `good` (the API session `as-oidc`), else fail 401 with the invalid bearer challenge.
  */
-export async function startFakeIdentityAuth(): Promise<{ address: string; calls: string[]; bearerTokens: string[][]; close(): Promise<void> }> {
+export async function startFakeIdentityAuth(): Promise<{ address: string; calls: string[]; bearerTokens: string[][]; accessTokens: string[]; close(): Promise<void> }> {
   const calls: string[] = [];
   const bearerTokens: string[][] = [];
+  const accessTokens: string[] = [];
   const server = new Server();
   server.addService(IdentityAuthServiceService, {
-    resolveApiSession: (call: { request: { token: string; bearerTokens: string[] } }, callback: (err: unknown, res?: unknown) => void) => {
-      const { token } = call.request;
+    resolveApiSession: (call: { request: { token: string; bearerTokens: string[]; accessToken?: string } }, callback: (err: unknown, res?: unknown) => void) => {
+      const { token, accessToken } = call.request;
+      if (accessToken) {
+        accessTokens.push(accessToken);
+        if (accessToken.split('.')[2] === 'good') return callback(null, { principal: testPrincipal({ apiSessionId: 'as-oidc' }), cacheTtlSeconds: 30 });
+        return callback(
+          toGrpcError(
+            ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': 'Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"' } }),
+          ),
+        );
+      }
       calls.push(token);
       bearerTokens.push(call.request.bearerTokens);
       if (token.startsWith('good')) return callback(null, { principal: testPrincipal(), cacheTtlSeconds: 30 });
@@ -113,6 +125,7 @@ export async function startFakeIdentityAuth(): Promise<{ address: string; calls:
     address: `127.0.0.1:${port}`,
     calls,
     bearerTokens,
+    accessTokens,
     close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
   };
 }
