@@ -161,6 +161,18 @@ describe('OIDC bearer sessions', () => {
     });
   });
 
+  it('shows an OIDC session as the current API session, expiring with the access token', async () => {
+    const identityId = await user();
+    const sid = await oidcSession(identityId);
+    const exp = nowS() + 600;
+    const principal = (await h.resolveBearer(await accessToken(identityId, sid, { exp }))).principal as RequestPrincipal;
+    const res = await h.call('GET', `${C}/current-api-session`, { principal });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id: sid, identityId, expiresAt: new Date(exp * 1000).toISOString() });
+    expect(res.body.data.expirationSeconds).toBeGreaterThan(590);
+    expect(res.body.data.expirationSeconds).toBeLessThanOrEqual(600);
+  });
+
   it('never resolves an OIDC session row as a zt-session', async () => {
     const identityId = await user();
     const sid = await oidcSession(identityId);
