@@ -104,7 +104,7 @@ export const Errors = {
   MFA_EXISTS: def('MFA_EXISTS', 'An MFA record already exists, try removing it', 409),
   MFA_ENROLLMENT_NOT_STARTED: def('MFA_ENROLLMENT_NOT_STARTED', 'MFA enrollment has not been started', 404),
   MFA_INVALID_TOKEN: def('MFA_INVALID_TOKEN', 'An invalid token/code was provided', 400),
-  INVALID_BACKING_TOKEN_TYPE: def('INVALID_BACKING_TOKEN_TYPE', 'The backing token type is invalid for this operation', 400),
+  INVALID_BACKING_TOKEN_TYPE: def('INVALID_BACKING_TOKEN_TYPE', 'The backing token type is invalid', 400),
   MFA_NOT_ENROLLED: def('MFA_NOT_ENROLLED', 'The current identity is not enrolled in MFA', 409),
   COULD_NOT_PARSE_PROXY_CERT: def('COULD_NOT_PARSE_PROXY_CERT', 'could not decode proxy client cert', 500),
   MISSING_CERT_CLAIM: def(

@@ -160,6 +160,7 @@ describe('MFA codes: replay and guessing guards', () => {
   it('a cache that does not answer refuses the code with 503, never accepts it unchecked', async () => {
     const { user, totp } = await enrolled();
     const broken: Cache = {
+      mget: async (keys) => keys.map(() => null),
       get: async () => null,
       set: async () => undefined,
       setIfAbsent: async () => Promise.reject(new Error('connection refused')),

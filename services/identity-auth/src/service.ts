@@ -54,7 +54,10 @@ import { AuthRequests } from './oidc/auth-requests.js';
 import { oidcHttp } from './oidc/http.js';
 import { KeyRing, sqlKeyStore } from './oidc/key-ring.js';
 import { OidcProvider } from './oidc/provider.js';
-import { sqlRevocations } from './oidc/revocations-sql-temp.js';
+import { Revocations } from './oidc/revocations.js';
+import { TotpTokens } from './oidc/totp-token.js';
+import { revocationHandlers } from './http/revocations.js';
+import { totpTokenHandlers } from './http/totp-token.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { cacheMfaGuardStore } from './store/mfa-guard-cache.js';
@@ -186,16 +189,17 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const outbound = new OutboundGuard({ allowPrivate: deps.outboundAllowPrivate === true });
     const verifier = new JwtVerifier(new JwksFetcher({ guard: outbound, log }));
     const factors = new SecondaryFactorChecker(uow.repos, verifier);
-    const sessions = new ApiSessionManager(uow, cache, activity, factors, sessionTimeoutMs(deps.sessionTimeoutMinutes));
+    const box = new SecretBox(deps.secretsKey || deps.internalSecret);
+    const keys = new KeyRing(sqlKeyStore(db.pool), box);
+    const revocations = new Revocations(uow, deps.cache, log);
+    const sessions = new ApiSessionManager(uow, cache, activity, factors, sessionTimeoutMs(deps.sessionTimeoutMinutes), { keys, revocations });
     const pki = grpcPkiContext(deps.pkiEnrollmentGrpc, log);
     cleanup.push(async () => pki.close());
-    const identities = new IdentityManager(uow, cache, policy, pki);
+    const identities = new IdentityManager(uow, cache, policy, pki, revocations);
     const authenticators = new AuthenticatorManager(uow);
     const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities));
     const mfaGuard = new MfaGuard(cacheMfaGuardStore(deps.cache, log));
-    const box = new SecretBox(deps.secretsKey || deps.internalSecret);
     const mfa = new MfaManager(uow, box, cache, mfaGuard);
-    const keys = new KeyRing(sqlKeyStore(db.pool), box);
     const settings = new ControllerSettingsManager(uow, () => [instanceId]);
     const oidc = new OidcProvider({
       requests: new AuthRequests(deps.cache),
@@ -205,7 +209,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
       sessions,
       uow,
       keys,
-      revocations: sqlRevocations(db.pool),
+      revocations,
       pki,
       // This controller's effective setting; the global one while it has none of its own.
       settings: async () => {
@@ -239,6 +243,8 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
         ...mfaHandlers(mfa, deps.totpIssuer || DEFAULT_TOTP_ISSUER),
         ...enrollTokenHandlers(new TokenEnrollment(uow.repos, verifier, identities, pki)),
         ...controllerSettingHandlers(settings),
+        ...revocationHandlers(revocations),
+        ...totpTokenHandlers(new TotpTokens(uow, mfa, keys, cache)),
       },
       raw: oidcHttp(oidc, deps.internalSecret, serviceLog),
     });
@@ -258,6 +264,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
       sessions.sweepIdle().catch((err: unknown) => log(`identity-auth: idle API session sweep failed: ${String(err)}`));
       identities.enableExpired().catch((err: unknown) => log(`identity-auth: clearing expired lockouts failed: ${String(err)}`));
       rotateKeys(keys, deps.oidcKeyRotationDays ?? DEFAULT_KEY_ROTATION_DAYS).catch((err: unknown) => log(`identity-auth: OIDC key rotation failed: ${String(err)}`));
+      revocations.prune().catch((err: unknown) => log(`identity-auth: pruning expired revocations failed: ${String(err)}`));
     }, SWEEP_INTERVAL_MS);
     sweeper.unref();
     cleanup.push(async () => clearInterval(sweeper));

@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { BaseEntity, CreateEnvelope, CreateLocation, Empty, EntityRef, Link, Links, Meta, Pagination, SubTags, Tags } from './common.js';
 import * as auth from './identity-auth-auth.js';
 import * as identities from './identity-auth-identities.js';
+import * as oidc from './identity-auth-oidc.js';
 import * as settings from './identity-auth-settings.js';
 
 /**
@@ -13,6 +14,7 @@ import * as settings from './identity-auth-settings.js';
 
 export * from './identity-auth-auth.js';
 export * from './identity-auth-identities.js';
+export * from './identity-auth-oidc.js';
 export * from './identity-auth-settings.js';
 export { BaseEntity, CreateEnvelope, CreateLocation, Empty, EntityRef, Link, Links, Meta, Pagination, SubTags, Tags };
 
@@ -48,5 +50,7 @@ export const IDENTITY_AUTH_MODELS: Record<string, TSchema> = Object.fromEntries(
     settings.ControllerSettingDetail, settings.ControllerSettingsList, settings.ControllerSettingEffective,
     settings.ListControllerSettingEnvelope, settings.DetailControllerSettingEnvelope, settings.DetailControllerSettingEffectiveEnvelope,
     settings.TraceSpec, settings.TraceDetail, settings.TraceDetailEnvelope,
+    oidc.RevocationTypeEnum, oidc.RevocationCreate, oidc.RevocationDetail, oidc.RevocationList, oidc.ListRevocationsEnvelope,
+    oidc.DetailRevocationEnvelope, oidc.TotpToken, oidc.TotpTokenEnvelope,
   ].map((s) => [s.$id as string, s]),
 );

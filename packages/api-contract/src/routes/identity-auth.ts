@@ -52,6 +52,10 @@ import {
   ListControllerSettingEnvelope,
   TraceDetailEnvelope,
   TraceSpec,
+  DetailRevocationEnvelope,
+  ListRevocationsEnvelope,
+  RevocationCreate,
+  TotpTokenEnvelope,
 } from '../models/identity-auth.js';
 import { EnrollmentCertsEnvelope } from '../models/pki-enrollment.js';
 import { type Access, type ApiName, type HttpMethod, type RouteDef, route } from '../route.js';
@@ -272,10 +276,31 @@ export const IDENTITY_AUTH_ROUTES: readonly RouteDef[] = [
     summary: 'Deletes an API Sessions', success: { status: 200, schema: Empty },
   }),
 
+  // ---- revocations of OIDC tokens, sessions and identities (management; OIDC.md: reads admin or admin_readonly, create admins only)
+  op({
+    operationId: 'listRevocations', method: 'GET', path: '/revocations', access: 'management', tags: ['Revocation'],
+    summary: 'List Revocations', query: Type.Object(listQuery), success: { status: 200, schema: ListRevocationsEnvelope },
+  }),
+  op({
+    operationId: 'createRevocation', method: 'POST', path: '/revocations', access: 'admin', tags: ['Revocation'],
+    summary: 'Create a Revocation', body: RevocationCreate, success: { status: 201, schema: CreateEnvelope },
+  }),
+  op({
+    operationId: 'detailRevocation', method: 'GET', path: '/revocations/{id}', access: 'management', tags: ['Revocation'],
+    summary: 'Retrieves a single Revocation', success: { status: 200, schema: DetailRevocationEnvelope },
+  }),
+
   // ---- the second factor and the caller's own MFA / authenticators (partial = reachable before MFA)
   op({
     operationId: 'authenticateMfa', method: 'POST', path: '/authenticate/mfa', apis: BOTH, access: 'partial',
     tags: ['Authentication', 'MFA'], summary: 'Complete MFA authentication', body: MfaCode, success: { status: 200, schema: Empty },
+  }),
+  op({
+    // OIDC sessions only (OIDC.md "TOTP token"); a legacy session is 400 INVALID_BACKING_TOKEN_TYPE.
+    operationId: 'createTotpToken', method: 'POST', path: '/current-api-session/totp-token', apis: BOTH, access: 'authenticated',
+    tags: ['Current API Session', 'MFA'],
+    summary: 'Create an MFA TOTP token that proves TOTP code checking has passed as a specific time for posture checks.',
+    body: MfaCode, success: { status: 200, schema: TotpTokenEnvelope },
   }),
   op({
     operationId: 'enrollMfa', method: 'POST', path: '/current-identity/mfa', apis: BOTH, access: 'partial', tags: MFA_TAGS,

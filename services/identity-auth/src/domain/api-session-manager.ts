@@ -1,8 +1,11 @@
-import { MAX_PRINCIPAL_CACHE_TTL_SECONDS } from '@ziti/http-kit';
+import { MAX_PRINCIPAL_CACHE_TTL_SECONDS, isStorableText } from '@ziti/http-kit';
 import { ApiError } from '@ziti/errors';
 import type { ApiSessionView, ApiSessionWithIdentity, IdentityTrace, ListRequest, Page } from './model.js';
 import { isDisabled } from './model.js';
-import type { PrincipalCache, UnitOfWork } from './ports.js';
+import type { RevocableToken } from '../oidc/ports.js';
+import type { VerifiedToken } from '../oidc/key-ring.js';
+import { TOKEN_TYPE } from '../oidc/claims.js';
+import type { DeletedSession, PrincipalCache, RevocationWriter, Transaction, UnitOfWork } from './ports.js';
 import { type SecondaryFactorChecker, type SessionAuthState, isFullyAuthenticated, secondaryChallenge, totpPending } from './session-state.js';
 import { type Expiry, expiryOf, isExpired } from './session-time.js';
 
@@ -93,6 +96,20 @@ export function invalidSessionToken(): ApiError {
   });
 }
 
+/** 401 for a bearer access token that is not (or no longer) valid (OIDC.md "Bearer sessions"). */
+export function invalidBearerToken(expired = false): ApiError {
+  const challenge = expired
+    ? 'Bearer realm="openziti-oidc" error="expired" error_description="token expired"'
+    : 'Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"';
+  return ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': challenge } });
+}
+
+/** What bearer resolution needs of the OIDC provider: its keys and its revocations. */
+export interface OidcSessions {
+  keys: { verify(token: string, opts?: { ignoreExpiry?: boolean }): Promise<VerifiedToken> };
+  revocations: RevocationWriter & { isRevoked(token: RevocableToken): Promise<boolean> };
+}
+
 /** Collects sessions whose activity must slide, and writes them in one statement per tick. */
 export class ActivityRecorder {
   private pending = new Set<string>();
@@ -134,6 +151,7 @@ export class ApiSessionManager {
     private readonly activity: ActivityRecorder,
     private readonly factors: SecondaryFactorChecker,
     readonly timeoutMs: number,
+    private readonly oidc?: OidcSessions,
   ) {}
 
   expiry(session: { lastActivityAt: Date }, now = new Date()): Expiry {
@@ -157,15 +175,21 @@ export class ApiSessionManager {
     return view;
   }
 
-  /** Deletes a session; its token stops working at once (cache entry dropped after commit). */
+  /**
+   * Deletes a session; its token stops working at once (cache entry dropped after commit). An OIDC
+   * session also gets an API_SESSION revocation in the same transaction, marked after commit, so
+   * every gateway refuses its bearer tokens at once.
+   */
   async delete(id: string): Promise<void> {
-    const deleted = await this.uow.run(async (tx) => {
+    const { session, revocation } = await this.uow.run(async (tx) => {
       const session = await tx.apiSessions.delete(id);
       if (!session) throw ApiError.notFound();
       await tx.emit({ type: 'api-session.deleted', apiSessionId: session.id, identityId: session.identityId, tokens: [session.token] });
-      return session;
+      const revocation = session.kind === 'oidc' && this.oidc ? await this.oidc.revocations.revokeIn(tx, 'API_SESSION', session.id) : undefined;
+      return { session, revocation };
     });
-    await this.cache.drop([deleted.token]);
+    await this.cache.drop([session.token]);
+    if (revocation) await this.oidc!.revocations.mark([revocation]);
   }
 
   /** Logout: like delete, but a session already gone is not an error. */
@@ -205,6 +229,44 @@ export class ApiSessionManager {
   }
 
   /**
+   * Resolves an OIDC access token (a bearer request without `zt-session`, OIDC.md "Bearer
+   * sessions"): a known key's signature, `z_t` access, within `nbf`/`exp`, not revoked, its API
+   * session an unexpired OIDC session of the token's subject, the identity not disabled. The
+   * principal is the session's, fully authenticated, cacheable until the token expires (at most
+   * 30 s). Anything else: 401 with the bearer challenge (`error="expired"` for an expired token).
+   */
+  async resolveBearer(accessToken: string): Promise<Resolution> {
+    if (!this.oidc || !accessToken) throw invalidBearerToken();
+    const verified = await this.oidc.keys.verify(accessToken);
+    if (!verified.ok) throw invalidBearerToken(verified.error === 'expired');
+    const c = verified.claims;
+    const sub = c.sub;
+    const asid = c.z_asid;
+    if (c.z_t !== TOKEN_TYPE.access || typeof sub !== 'string' || typeof asid !== 'string' || typeof c.exp !== 'number') throw invalidBearerToken();
+    if (!isStorableText(sub) || !isStorableText(asid) || (c.jti !== undefined && (typeof c.jti !== 'string' || !isStorableText(c.jti)))) {
+      throw invalidBearerToken();
+    }
+    const token: RevocableToken = { jti: c.jti as string | undefined, z_asid: asid, sub, iat: typeof c.iat === 'number' ? c.iat : undefined };
+    const [revoked, session] = await Promise.all([this.oidc.revocations.isRevoked(token), this.uow.repos.apiSessions.findByIdWithIdentity(asid)]);
+    const now = new Date();
+    if (
+      revoked ||
+      !session ||
+      session.kind !== 'oidc' ||
+      session.identityId !== sub ||
+      !session.expiresAt ||
+      session.expiresAt.getTime() <= now.getTime() ||
+      isDisabled(session.identity, now)
+    ) {
+      throw invalidBearerToken();
+    }
+    if (now.getTime() - session.lastActivityAt.getTime() > TOUCH_AFTER_MS) this.activity.record(session.id);
+    const secondsLeft = Math.max(0, Math.floor(c.exp - now.getTime() / 1000));
+    const expiry: Expiry = { expiresAt: new Date(c.exp * 1000), expirationSeconds: secondsLeft };
+    return { principal: principalOf(session, session.identity, true, expiry), cacheTtlSeconds: Math.min(MAX_CACHE_TTL_SECONDS, secondsLeft) };
+  }
+
+  /**
    * Puts a new session's principal where the gateway looks first, so the first request after a
    * login needs no resolution. Only a principal that resolution would cache: fully authenticated,
    * and not depending on a per-request bearer token (a required secondary ext-jwt signer).
@@ -225,13 +287,20 @@ export class ApiSessionManager {
     return state;
   }
 
-  /** Deletes sessions idle past the timeout (the controller's session enforcer). Returns how many. */
+  /**
+   * Deletes legacy sessions idle past the timeout (the controller's session enforcer) and OIDC
+   * sessions past their `expiresAt` (their tokens bound them; no idle timeout). Returns how many.
+   */
   async sweepIdle(batch = 500): Promise<number> {
+    const idle = await this.sweep(batch, (tx) => tx.apiSessions.deleteIdleBefore(new Date(Date.now() - this.timeoutMs), batch));
+    return idle + (await this.sweep(batch, (tx) => tx.apiSessions.deleteExpiredOidc(new Date(), batch)));
+  }
+
+  private async sweep(batch: number, take: (tx: Transaction) => Promise<DeletedSession[]>): Promise<number> {
     let total = 0;
     for (;;) {
-      const cutoff = new Date(Date.now() - this.timeoutMs);
       const deleted = await this.uow.run(async (tx) => {
-        const sessions = await tx.apiSessions.deleteIdleBefore(cutoff, batch);
+        const sessions = await take(tx);
         await tx.emit(
           ...sessions.map((s) => ({ type: 'api-session.deleted' as const, apiSessionId: s.id, identityId: s.identityId, tokens: [s.token] })),
         );

@@ -16,7 +16,7 @@ import type { Identity, IdentityFields, IdentityTrace, IdentityView, ListRequest
 import { type TraceSpecInput, traceOfSpec } from './trace.js';
 import { isDisabled } from './model.js';
 import type { EnrollmentInfo, NewEnrollment, PkiContext } from './pki-context.js';
-import type { DomainEvent, IdentityProjection, PolicyContext, PrincipalCache, Transaction, UnitOfWork } from './ports.js';
+import type { DomainEvent, IdentityProjection, PolicyContext, PrincipalCache, Revocation, RevocationWriter, Transaction, UnitOfWork } from './ports.js';
 
 /** The longest lock a disable takes: about 292 years, the longest duration OpenZiti's controller can hold (Go's time.Duration). */
 const MAX_DISABLE_MINUTES = 153_722_867;
@@ -64,6 +64,8 @@ interface Committed {
   identity: Identity;
   tokens: string[];
   deleted?: boolean;
+  /** Written in the transaction; their markers are set after commit. */
+  revocations?: Revocation[];
 }
 
 /**
@@ -79,6 +81,8 @@ export class IdentityManager {
     private readonly cache: PrincipalCache,
     private readonly policy: PolicyContext,
     private readonly pki: PkiContext,
+    /** IDENTITY revocations of OIDC tokens when an identity is deleted or becomes disabled (OIDC.md "Revocations"). */
+    private readonly revocations?: RevocationWriter,
   ) {}
 
   /** A page of identities, each with its outstanding enrollments (one pki-enrollment call per page). */
@@ -221,7 +225,7 @@ export class IdentityManager {
       if (!current) throw ApiError.notFound();
       if (current.isDefaultAdmin) throw ApiError.of('ENTITY_CAN_NOT_BE_DELETED');
       assertMayWrite(actor, null, current);
-      return deleteIn(tx, current);
+      return this.deleteIn(tx, current);
     });
     await this.pki.deleteIdentityEnrollments(id);
   }
@@ -263,7 +267,7 @@ export class IdentityManager {
       const current = await tx.identities.findByIdForUpdate(routerId);
       if (!current || current.typeId !== 'Router') return null;
       deleted = true;
-      return deleteIn(tx, current);
+      return this.deleteIn(tx, current);
     });
     if (deleted) await this.pki.deleteIdentityEnrollments(routerId);
     return deleted;
@@ -347,7 +351,22 @@ export class IdentityManager {
     const identity = await tx.identities.disable(id, minutes > 0 ? minutes : null);
     const tokens = await endSessions(tx, id);
     await tx.emit({ type: 'identity.disabled', identity: projectionOf(identity), tokens });
-    return { identity, tokens };
+    // Only the transition into the disabled state revokes (as OpenZiti's IdentityRevocationConstraint).
+    const revocations = !isDisabled(current) ? await this.revokeIdentity(tx, id) : [];
+    return { identity, tokens, revocations };
+  }
+
+  /** Deletes the identity with its sessions, with `identity.deleted` and an IDENTITY revocation. */
+  private async deleteIn(tx: Transaction, current: Identity): Promise<Committed> {
+    const tokens = await endSessions(tx, current.id);
+    await tx.identities.delete(current.id);
+    const gone = { ...current, updatedAt: new Date() };
+    await tx.emit({ type: 'identity.deleted', identity: projectionOf(gone), tokens });
+    return { identity: gone, tokens, deleted: true, revocations: await this.revokeIdentity(tx, current.id) };
+  }
+
+  private async revokeIdentity(tx: Transaction, id: string): Promise<Revocation[]> {
+    return this.revocations ? [await this.revocations.revokeIn(tx, 'IDENTITY', id)] : [];
   }
 
   private async change(actor: Actor, id: string, next: (current: IdentityFields) => IdentityFields): Promise<void> {
@@ -369,17 +388,9 @@ export class IdentityManager {
     const done = await this.uow.run(fn);
     if (!done) return;
     await this.cache.drop(done.tokens);
+    if (done.revocations?.length) await this.revocations?.mark(done.revocations);
     await this.policy.syncIdentity(projectionOf(done.identity), done.deleted === true);
   }
-}
-
-/** Deletes the identity with its sessions, with `identity.deleted`. */
-async function deleteIn(tx: Transaction, current: Identity): Promise<Committed> {
-  const tokens = await endSessions(tx, current.id);
-  await tx.identities.delete(current.id);
-  const gone = { ...current, updatedAt: new Date() };
-  await tx.emit({ type: 'identity.deleted', identity: projectionOf(gone), tokens });
-  return { identity: gone, tokens, deleted: true };
 }
 
 /** Deletes the identity's sessions (one `api-session.deleted` each); returns their tokens. */

@@ -92,14 +92,16 @@ export interface ApiSession {
   isCertKeyRollRequested: boolean;
   improperClientCertChain: boolean;
   lastActivityAt: Date;
-  /** 'legacy' (zt-session, the default) or 'oidc' (bearer tokens, OIDC.md). */
-  kind?: 'legacy' | 'oidc';
+  /** 'legacy' (zt-session, idle timeout) or 'oidc' (bearer tokens, OIDC.md); absent: legacy. */
+  kind?: ApiSessionKind;
   /** An OIDC session's end (its refresh token's expiry); null for legacy sessions. */
   expiresAt?: Date | null;
   tags: JsonMap;
   createdAt: Date;
   updatedAt: Date;
 }
+
+export type ApiSessionKind = 'legacy' | 'oidc';
 
 /** An API session with the name of its identity (for the `identity` entityRef). */
 export interface ApiSessionView extends ApiSession {

@@ -10,8 +10,10 @@ import type {
   SignerCertFacts,
   UpdbLogin,
 } from './auth-model.js';
+import type { RevocableToken, RevocationType } from '../oidc/ports.js';
 import type {
   ApiSession,
+  ApiSessionKind,
   ApiSessionView,
   ApiSessionWithIdentity,
   Identity,
@@ -92,6 +94,7 @@ export interface Repositories {
   signers: ExternalJwtSignerRepository;
   mfas: MfaRepository;
   controllerSettings: ControllerSettingRepository;
+  revocations: RevocationRepository;
 }
 
 /** One transaction: the repositories bound to it, plus the outbox. */
@@ -233,11 +236,12 @@ export interface AuthenticatorRepository {
   setFailedAttempts(id: string, count: number): Promise<void>;
 }
 
-/** What is left to know of a deleted session: enough for its events and cache entries. */
+/** What is left to know of a deleted session: enough for its events, cache entries and revocation. */
 export interface DeletedSession {
   id: string;
   token: string;
   identityId: string;
+  kind: ApiSessionKind;
 }
 
 export interface ApiSessionRepository {
@@ -254,6 +258,8 @@ export interface ApiSessionRepository {
   completeMfa(id: string, maxAgeSeconds?: number): Promise<string | null>;
   /** Moves an unexpired OIDC session's end to `expiresAt`; false when it is gone, expired or not OIDC. */
   extendOidc(id: string, expiresAt: Date): Promise<boolean>;
+  /** Sets the session's `mfaCompletedAt` (a TOTP token was issued); returns its token, or null when it is gone. */
+  setMfaCompletedAt(id: string, at: Date): Promise<string | null>;
   /** Deletes one session; returns it (null when it was already gone). */
   delete(id: string): Promise<DeletedSession | null>;
   /** Deletes every session of an identity; returns them. */
@@ -264,8 +270,44 @@ export interface ApiSessionRepository {
   tokensOfAuthPolicy(authPolicyId: string): Promise<string[]>;
   /** Sets lastActivityAt = now for these sessions. */
   touch(ids: string[], at: Date): Promise<void>;
-  /** Deletes up to `max` legacy sessions idle since before `cutoff`, and OIDC sessions past their `expiresAt`; returns them. */
+  /** Deletes up to `max` legacy sessions idle since before `cutoff` (OIDC sessions have no idle timeout); returns them. */
   deleteIdleBefore(cutoff: Date, max: number): Promise<DeletedSession[]>;
+  /** Deletes up to `max` OIDC sessions whose `expiresAt` is before `now`; returns them. */
+  deleteExpiredOidc(now: Date, max: number): Promise<DeletedSession[]>;
+}
+
+/** A stored revocation (OIDC.md "Revocations"). */
+export interface Revocation {
+  id: string;
+  type: RevocationType;
+  expiresAt: Date;
+  /** IDENTITY: tokens issued before this instant are revoked. */
+  issuedBefore: Date | null;
+  tags: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface RevocationRepository {
+  /** Creates the revocation, or replaces the one of the same id (every field fresh, `createdAt` too); returns it. */
+  put(r: Pick<Revocation, 'id' | 'type' | 'expiresAt' | 'issuedBefore' | 'tags'>): Promise<Revocation>;
+  find(id: string): Promise<Revocation | null>;
+  list(req: ListRequest): Promise<Page<Revocation>>;
+  /** One statement: a JTI revocation of `jti`, an API_SESSION one of `z_asid`, or an IDENTITY one of `sub` after `iat`. */
+  isRevoked(token: RevocableToken): Promise<boolean>;
+  /** Deletes up to `max` revocations that expired before `now`; how many. */
+  deleteExpired(now: Date, max: number): Promise<number>;
+}
+
+/**
+ * Revocations written in the transaction of their cause (an identity disabled or deleted, an OIDC
+ * session ended); their Redis markers are set once it committed (`oidc/revocations.ts`).
+ */
+export interface RevocationWriter {
+  /** Creates or replaces the revocation inside `tx` (expiry: now + the longest token lifetime; cutoff: now). */
+  revokeIn(tx: Transaction, type: RevocationType, id: string): Promise<Revocation>;
+  /** Sets the markers of committed revocations (best effort: a failure is logged, not thrown). */
+  mark(revocations: readonly Revocation[]): Promise<void>;
 }
 
 export interface IdentityTypeRepository {

@@ -42,8 +42,10 @@ const MAX_BEARER_TOKENS = 3;
 export function identityAuthServer(sessions: ApiSessionManager, identities: IdentityManager, authenticators: AuthenticatorManager): IdentityAuthServiceServer {
   return {
     resolveApiSession(call, callback) {
-      const { token, bearerTokens } = call.request;
-      sessions.resolve(token, (bearerTokens ?? []).slice(0, MAX_BEARER_TOKENS)).then(
+      const { token, bearerTokens, accessToken } = call.request;
+      // An OIDC access token (a bearer request without zt-session) or a legacy zt-session.
+      const resolution = accessToken ? sessions.resolveBearer(accessToken) : sessions.resolve(token, (bearerTokens ?? []).slice(0, MAX_BEARER_TOKENS));
+      resolution.then(
         ({ principal, cacheTtlSeconds, wwwAuthenticate }) => callback(null, { principal, cacheTtlSeconds, wwwAuthenticate: wwwAuthenticate ?? '' }),
         (err: unknown) => callback(toGrpcError(err) as ServiceError),
       );

@@ -11,6 +11,12 @@ export function currentHandlers(sessions: ApiSessionManager, identities: Identit
     async getCurrentAPISession(ctx) {
       const principal = principalOf(ctx);
       const { view, state } = await sessions.current(principal.apiSessionId, requestBearerTokens(ctx));
+      if (view.kind === 'oidc') {
+        // A bearer session expires with the access token the request carried (the principal's expiry).
+        const expiresAt = new Date(principal.expiresAt);
+        const expirationSeconds = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000));
+        return { body: dataEnvelope(currentApiSessionDetail(view, { expiresAt, expirationSeconds }, state)) };
+      }
       // The gateway's resolve may have slid the expiry a moment before the write landed.
       const resolvedActivity = Date.parse(principal.expiresAt) - sessions.timeoutMs;
       if (Number.isFinite(resolvedActivity) && resolvedActivity > view.lastActivityAt.getTime()) {

@@ -1,7 +1,7 @@
 import { prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
 import type { Pool } from 'pg';
-import type { ApiSession, ApiSessionView, ApiSessionWithIdentity, ListRequest, Page } from '../domain/model.js';
+import type { ApiSession, ApiSessionKind, ApiSessionView, ApiSessionWithIdentity, ListRequest, Page } from '../domain/model.js';
 import type { ApiSessionRepository, DeletedSession } from '../domain/ports.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { type Db, json, mapped } from './db.js';
@@ -15,29 +15,32 @@ interface DeletedRow {
   id: string;
   token: string;
   identity_id: string;
+  kind: string;
 }
-const RETURNING = Prisma.sql`RETURNING "id", "token", "identity_id"`;
-const toDeleted = (r: DeletedRow): DeletedSession => ({ id: r.id, token: r.token, identityId: r.identity_id });
+const RETURNING = Prisma.sql`RETURNING "id", "token", "identity_id", "kind"`;
+const toDeleted = (r: DeletedRow): DeletedSession => ({ id: r.id, token: r.token, identityId: r.identity_id, kind: kindOf(r.kind) });
+const kindOf = (k: string): ApiSessionKind => (k === 'oidc' ? 'oidc' : 'legacy');
 
 const VIEW_INCLUDE = { identity: { select: { name: true } } } as const satisfies Prisma.ApiSessionInclude;
 
 /**
  * A session with its identity's facts, in raw SQL (the principal resolution on every gateway
  * cache miss): the columns under their Prisma field names, the identity's and auth policy's
- * prefixed. Prepared; the condition is appended (`WHERE s."token" = $1` or `s."id" = $1`).
+ * prefixed. Prepared; the condition is appended (`WHERE s."token" = $1` or `s."id" = $1`). A
+ * `zt-session` never names an OIDC session (their tokens are bearer tokens).
  */
 const WITH_IDENTITY = `SELECT s."id", s."token", s."identity_id" AS "identityId", s."authenticator_id" AS "authenticatorId",
   s."ip_address" AS "ipAddress", s."config_types" AS "configTypes", s."is_mfa_required" AS "isMfaRequired",
   s."is_mfa_complete" AS "isMfaComplete", s."mfa_completed_at" AS "mfaCompletedAt", s."is_cert_extendable" AS "isCertExtendable",
   s."is_cert_extend_requested" AS "isCertExtendRequested", s."is_cert_key_roll_requested" AS "isCertKeyRollRequested",
-  s."improper_client_cert_chain" AS "improperClientCertChain", s."last_activity_at" AS "lastActivityAt", s."tags",
+  s."improper_client_cert_chain" AS "improperClientCertChain", s."last_activity_at" AS "lastActivityAt", s."kind", s."expires_at" AS "expiresAt", s."tags",
   s."created_at" AS "createdAt", s."updated_at" AS "updatedAt",
   i."id" AS "i_id", i."name" AS "i_name", i."is_admin" AS "i_isAdmin", i."is_default_admin" AS "i_isDefaultAdmin",
   i."permissions" AS "i_permissions", i."type_id" AS "i_typeId", i."disabled" AS "i_disabled", i."disabled_until" AS "i_disabledUntil",
   i."external_id" AS "i_externalId", i."trace_id" AS "i_traceId", i."trace_until" AS "i_traceUntil",
   i."trace_channels" AS "i_traceChannels", p."secondary_require_totp" AS "p_requireTotp", p."secondary_required_ext_jwt_signer" AS "p_requiredSigner"
   FROM "api_sessions" s JOIN "identities" i ON i."id" = s."identity_id" JOIN "auth_policies" p ON p."id" = i."auth_policy_id"`;
-const WITH_IDENTITY_BY_TOKEN = `${WITH_IDENTITY} WHERE s."token" = $1`;
+const WITH_IDENTITY_BY_TOKEN = `${WITH_IDENTITY} WHERE s."token" = $1 AND s."kind" <> 'oidc'`;
 const WITH_IDENTITY_BY_ID = `${WITH_IDENTITY} WHERE s."id" = $1`;
 
 type RawFactsRow = Row & {
@@ -92,8 +95,8 @@ function toSession(r: Row): ApiSession {
     isCertKeyRollRequested: r.isCertKeyRollRequested,
     improperClientCertChain: r.improperClientCertChain,
     lastActivityAt: r.lastActivityAt,
-    kind: r.kind === 'oidc' ? 'oidc' : 'legacy',
-    expiresAt: r.expiresAt,
+    kind: kindOf(r.kind),
+    expiresAt: r.expiresAt ?? null,
     tags: json(r.tags),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -155,6 +158,12 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
     return n > 0;
   }
 
+  async setMfaCompletedAt(id: string, at: Date): Promise<string | null> {
+    const rows = await this.db.$queryRaw<{ token: string }[]>`
+      UPDATE "api_sessions" SET "mfa_completed_at" = ${at}, "updated_at" = now() WHERE "id" = ${id} RETURNING "token"`;
+    return rows[0]?.token ?? null;
+  }
+
   async tokensOfAuthPolicy(authPolicyId: string): Promise<string[]> {
     const rows = await this.db.$queryRaw<{ token: string }[]>`
       SELECT s."token" FROM "api_sessions" s JOIN "identities" i ON i."id" = s."identity_id" WHERE i."auth_policy_id" = ${authPolicyId}`;
@@ -190,9 +199,17 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
     // A bounded batch, SKIP LOCKED: replicas sweeping at once take different rows.
     const rows = await this.db.$queryRaw<DeletedRow[]>`
       DELETE FROM "api_sessions" WHERE "id" IN (
-        SELECT "id" FROM "api_sessions"
-        WHERE ("kind" = 'legacy' AND "last_activity_at" < ${cutoff}) OR "expires_at" < now()
+        SELECT "id" FROM "api_sessions" WHERE "last_activity_at" < ${cutoff} AND "kind" <> 'oidc'
         ORDER BY "last_activity_at" LIMIT ${max} FOR UPDATE SKIP LOCKED)
+      ${RETURNING}`;
+    return rows.map(toDeleted);
+  }
+
+  async deleteExpiredOidc(now: Date, max: number): Promise<DeletedSession[]> {
+    const rows = await this.db.$queryRaw<DeletedRow[]>`
+      DELETE FROM "api_sessions" WHERE "id" IN (
+        SELECT "id" FROM "api_sessions" WHERE "expires_at" < ${now} AND "kind" = 'oidc'
+        ORDER BY "expires_at" LIMIT ${max} FOR UPDATE SKIP LOCKED)
       ${RETURNING}`;
     return rows.map(toDeleted);
   }

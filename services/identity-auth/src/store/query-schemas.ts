@@ -63,6 +63,16 @@ export const API_SESSION_QUERY: EntityQuerySchema = {
   },
 };
 
+export const REVOCATION_QUERY: EntityQuerySchema = {
+  entity: 'revocations',
+  table: '"revocations"',
+  symbols: {
+    ...base(),
+    type: col('string', 'type'),
+    expiresAt: col('datetime', 'expires_at'),
+  },
+};
+
 export const IDENTITY_TYPE_QUERY: EntityQuerySchema = {
   entity: 'identityTypes',
   table: '"identity_types"',

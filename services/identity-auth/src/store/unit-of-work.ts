@@ -12,6 +12,7 @@ import { PrismaAuthenticatorRepository } from './authenticator-repo.js';
 import { PrismaAuthPolicyRepository } from './auth-policy-repo.js';
 import { PrismaIdentityTypeRepository } from './catalog-repo.js';
 import { PrismaMfaRepository } from './mfa-repo.js';
+import { PrismaRevocationRepository } from './revocation-repo.js';
 import { PrismaSignerRepository } from './signer-repo.js';
 import { SCHEMA } from '../schema.js';
 import { type Db, mapped } from './db.js';
@@ -27,6 +28,7 @@ function repositories(db: Db, pool: Pool): Repositories {
     signers: new PrismaSignerRepository(db, pool),
     mfas: new PrismaMfaRepository(db),
     controllerSettings: new PrismaControllerSettingRepository(db, pool),
+    revocations: new PrismaRevocationRepository(db, pool),
   };
 }
 

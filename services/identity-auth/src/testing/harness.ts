@@ -103,6 +103,12 @@ export class Harness {
     return new Promise((resolve, reject) => this.grpc!.resolveApiSession({ token, bearerTokens, accessToken: '' }, (err, res) => (err ? reject(err) : resolve(res))));
   }
 
+  /** `ResolveApiSession` of an OIDC access token, as the gateway asks for a bearer request without zt-session. */
+  resolveBearer(accessToken: string): Promise<ResolveApiSessionResponse> {
+    this.grpc ??= new IdentityAuthServiceClient(this.service.grpcAddress, credentials.createInsecure());
+    return new Promise((resolve, reject) => this.grpc!.resolveApiSession({ token: '', bearerTokens: [], accessToken }, (err, res) => (err ? reject(err) : resolve(res))));
+  }
+
   /** Calls the service's HTTP app as the gateway would (principal signed with the internal secret). */
   async call(method: string, url: string, opts: CallOptions = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...opts.headers };

@@ -185,6 +185,21 @@ export class MfaManager {
   }
 
   /**
+   * A current TOTP code of the identity's verified enrollment (recovery codes do not count), through
+   * the guard (single use, the session's wrong codes counted): 400 MFA_INVALID_TOKEN for an empty,
+   * wrong or used code, 409 MFA_NOT_ENROLLED without a verified enrollment (the TOTP token).
+   */
+  async checkTotp(identityId: string, apiSessionId: string, code: string): Promise<void> {
+    if (!code) throw invalidToken();
+    const stored = await this.uow.repos.mfas.findByIdentity(identityId);
+    if (!stored || !stored.isVerified) throw ApiError.of('MFA_NOT_ENROLLED');
+    const mfa = this.open(stored);
+    await this.guard.admit(apiSessionId);
+    if (!(await this.guard.acceptTotp(identityId, mfa.secret, code))) throw invalidToken();
+    await this.guard.accepted(apiSessionId);
+  }
+
+  /**
    * A TOTP or a recovery code, after reserving the session's attempt (callers replace or delete the
    * recovery codes afterwards, so none stays usable).
    */
