@@ -68,8 +68,9 @@ export interface KeyRingOptions {
 
 /**
  * The OIDC provider's keys (OIDC.md "Keys and rotation"): the newest unretired key signs; every key
- * not yet pruned verifies and is published in the JWKS. The set is read again every `reloadMs`, and
- * at once (at most once a second) when a token names a key this replica does not know.
+ * not yet pruned verifies and is published in the JWKS. The set is read again every `reloadMs`, for
+ * the JWKS at most a second old, and at once (at most once a second) when a token names a key this
+ * replica does not know.
  */
 export class KeyRing {
   private keys: LoadedKey[] = [];
@@ -93,11 +94,7 @@ export class KeyRing {
 
   /** Signs `claims` with the current key (creating the first key when there is none). */
   async sign(claims: Record<string, unknown>): Promise<string> {
-    await this.fresh();
-    if (!this.signing) {
-      await this.store.rotate(newKey(this.box, new Date(this.now())), new Date(0));
-      await this.reload();
-    }
+    await this.ensureSigningKey();
     const s = this.signing;
     if (!s) throw new Error('identity-auth: no OIDC signing key');
     return signEs256(s.key, s.kid, claims);
@@ -124,7 +121,8 @@ export class KeyRing {
 
   /** The published key set: every key that may have signed a live token. */
   async jwks(): Promise<{ keys: Record<string, unknown>[] }> {
-    await this.fresh();
+    // Read again at most once a second: a rotation elsewhere is published at once.
+    await this.ensureSigningKey(1000);
     return { keys: this.keys.filter((k) => this.live(k)).map((k) => k.jwk) };
   }
 
@@ -157,6 +155,14 @@ export class KeyRing {
     const n = await this.store.deleteRetiredBefore(new Date(this.now() - this.retainMs));
     if (n > 0) await this.reload();
     return n;
+  }
+
+  /** The key set, fresh enough; the first key is created when there is none (replicas racing create one). */
+  private async ensureSigningKey(maxAgeMs = this.reloadMs): Promise<void> {
+    if (this.now() - this.loadedAt >= maxAgeMs) await this.reload();
+    if (this.signing) return;
+    await this.store.rotate(newKey(this.box, new Date(this.now())), new Date(0));
+    await this.reload();
   }
 
   private live(k: LoadedKey): boolean {
