@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { ApiError } from '@ziti/errors';
 import type { HandlerContext, RequestPrincipal } from '@ziti/http-kit';
 import { bearerTokens } from '../domain/ext-jwt/jwt-verifier.js';
@@ -28,10 +29,15 @@ export function requireEntityAccess(ctx: HandlerContext, entity: string, action:
 
 /** The `Authorization: Bearer` tokens of the request (every header line, at most 3). */
 export function requestBearerTokens(ctx: HandlerContext): string[] {
+  return bearerTokensOf(ctx.req);
+}
+
+/** The `Authorization: Bearer` tokens of a request (every line, at most 3). */
+export function bearerTokensOf(req: IncomingMessage): string[] {
   // No line at all (`headers` keeps the first of several): skip building the per-line view.
-  if (ctx.req.headers.authorization === undefined) return [];
-  const lines = ctx.req.headersDistinct?.authorization;
-  return bearerTokens(lines ?? (typeof ctx.req.headers.authorization === 'string' ? [ctx.req.headers.authorization] : []));
+  if (req.headers.authorization === undefined) return [];
+  const lines = req.headersDistinct?.authorization;
+  return bearerTokens(lines ?? (typeof req.headers.authorization === 'string' ? [req.headers.authorization] : []));
 }
 
 /** An MFA code from the body (`{code}`) or the `mfa-validation-code` header. */

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { dataEnvelope, emptyEnvelope } from '@ziti/errors';
 import { AUTH_OUTCOME_HEADER, type AuthOutcome, type Handler, type HandlerContext, clientCertChainOf, encodeResponseEvent } from '@ziti/http-kit';
 import type { ApiSessionManager } from '../domain/api-session-manager.js';
@@ -18,9 +19,14 @@ interface AuthenticateBody {
 
 /** The caller's address: the first `x-forwarded-for` hop (set by the gateway), else the peer. */
 export function clientIp(ctx: HandlerContext): string {
-  const fwd = ctx.req.headers['x-forwarded-for'];
+  return clientIpOf(ctx.req);
+}
+
+/** `clientIp` of a request outside the route table (the OIDC provider). */
+export function clientIpOf(req: IncomingMessage): string {
+  const fwd = req.headers['x-forwarded-for'];
   const first = (Array.isArray(fwd) ? fwd[0] : fwd)?.split(',')[0]?.trim();
-  const ip = first || ctx.req.socket.remoteAddress || '';
+  const ip = first || req.socket.remoteAddress || '';
   return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip; // IPv4-mapped IPv6 → IPv4
 }
 

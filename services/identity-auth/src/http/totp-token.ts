@@ -1,20 +1,15 @@
-import { ApiError, dataEnvelope, formatTimestamp } from '@ziti/errors';
+import { dataEnvelope, formatTimestamp } from '@ziti/errors';
 import type { Handler, HandlerContext } from '@ziti/http-kit';
+import { publicHost } from '../oidc/http.js';
 import type { TotpTokens } from '../oidc/totp-token.js';
 import { principalOf, requestBearerTokens } from './access.js';
 
-/** `host[:port]`: a DNS name, an IPv4 literal or a bracketed IPv6 literal. */
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::\d{1,5})?$/;
-
 /**
  * OpenZiti's root issuer (`https://<edge API address>`, `AppEnv.RootIssuer`), which it puts in TOTP
- * tokens: here the public host the gateway forwards (`x-forwarded-host`, else `Host`).
+ * tokens: here the public host the gateway forwards, read and checked as the OIDC provider does.
  */
 export function rootIssuer(ctx: HandlerContext): string {
-  const forwarded = ctx.req.headers['x-forwarded-host'];
-  const host = (typeof forwarded === 'string' && forwarded) || ctx.req.headers.host || '';
-  if (!HOST.test(host)) throw ApiError.field('Host', 'must be host[:port]', host);
-  return `https://${host}`;
+  return `https://${publicHost(ctx.req)}`;
 }
 
 /** `POST /current-api-session/totp-token` (both APIs; OIDC sessions only). */

@@ -16,7 +16,8 @@ import {
   sendJson,
 } from '@ziti/http-kit';
 import type { Logger } from '@ziti/log';
-import { bearerTokens } from '../domain/ext-jwt/jwt-verifier.js';
+import { bearerTokensOf } from '../http/access.js';
+import { clientIpOf } from '../http/authenticate.js';
 import { mfaDetail } from '../http/auth-views.js';
 import { type LoginInput, type LoginOutcome, OAuthError, type OidcProvider } from './provider.js';
 import { loginPage, totpPage } from './pages.js';
@@ -117,17 +118,6 @@ function prefixed(params: Params, prefix: 'env' | 'sdk'): Record<string, unknown
     if (k.length > prefix.length && k.startsWith(prefix) && v[0] !== undefined) out[k[prefix.length]!.toLowerCase() + k.slice(prefix.length + 1)] = v[0];
   }
   return Object.keys(out).length > 0 ? out : undefined;
-}
-
-function clientIp(req: ServiceRequest): string {
-  const fwd = req.headers['x-forwarded-for'];
-  const ip = (Array.isArray(fwd) ? fwd[0] : fwd)?.split(',')[0]?.trim() || req.socket.remoteAddress || '';
-  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
-}
-
-function requestBearers(req: ServiceRequest): string[] {
-  if (req.headers.authorization === undefined) return [];
-  return bearerTokens(req.headersDistinct?.authorization ?? [String(req.headers.authorization)]);
 }
 
 function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
@@ -243,7 +233,7 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
     }
     if (path === '/userinfo') {
       is('GET', 'POST');
-      const info = await provider.userinfo(requestBearers(req)[0]);
+      const info = await provider.userinfo(bearerTokensOf(req)[0]);
       if (!info) return json(res, 401, { error: 'invalid_token', error_description: 'the access token is invalid' }, { 'www-authenticate': 'Bearer error="invalid_token"' });
       return json(res, 200, info);
     }
@@ -296,9 +286,9 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
         sdkInfo: objectOf(body.sdkInfo) ?? prefixed(params, 'sdk'),
         envInfo: objectOf(body.envInfo) ?? prefixed(params, 'env'),
         csrPem: first(params, 'csrPem'),
-        bearerTokens: requestBearers(req),
+        bearerTokens: bearerTokensOf(req),
         clientCertChain: primary === 'cert' ? clientCertChainOf(req, internalSecret) : [],
-        ipAddress: clientIp(req),
+        ipAddress: clientIpOf(req),
       };
       try {
         return finish(await provider.login(id, primary, input), as);
