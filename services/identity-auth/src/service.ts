@@ -191,6 +191,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const factors = new SecondaryFactorChecker(uow.repos, verifier);
     const box = new SecretBox(deps.secretsKey || deps.internalSecret);
     const keys = new KeyRing(sqlKeyStore(db.pool), box);
+    await keys.ensureSigningKey();
     const revocations = new Revocations(uow, deps.cache, log);
     const sessions = new ApiSessionManager(uow, cache, activity, factors, sessionTimeoutMs(deps.sessionTimeoutMinutes), { keys, revocations });
     const pki = grpcPkiContext(deps.pkiEnrollmentGrpc, log);

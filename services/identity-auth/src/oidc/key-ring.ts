@@ -157,8 +157,11 @@ export class KeyRing {
     return n;
   }
 
-  /** The key set, fresh enough; the first key is created when there is none (replicas racing create one). */
-  private async ensureSigningKey(maxAgeMs = this.reloadMs): Promise<void> {
+  /**
+   * The key set, fresh enough; the first key is created when there is none (replicas racing create
+   * one). The service calls it at start, so no request or background sweep creates the first key.
+   */
+  async ensureSigningKey(maxAgeMs = this.reloadMs): Promise<void> {
     if (this.now() - this.loadedAt >= maxAgeMs) await this.reload();
     if (this.signing) return;
     await this.store.rotate(newKey(this.box, new Date(this.now())), new Date(0));
