@@ -1,7 +1,6 @@
 import type { X509Certificate } from 'node:crypto';
 import { commonNameOf, parseGeneralNames } from './csr.js';
-import { TAG, children, content, decodeOid, readTlv } from './der.js';
-import { certSubjectDer } from './x509.js';
+import { TAG, certSubjectDer, children, content, decodeOid, readTlv } from '@ziti/x509';
 
 /** A CA's `externalIdClaim`: where in a client certificate its identity's externalId is read. */
 export interface ExternalIdClaimSpec {

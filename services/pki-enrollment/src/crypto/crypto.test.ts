@@ -8,7 +8,7 @@ import { CsrError, parseCsr } from './csr.js';
 import { estCaCertsBody } from './pkcs7.js';
 import { KeyVault } from './secrets.js';
 import { jwtSigner, signJwt } from './jwt.js';
-import { certPem, fingerprint, issueCertificate, nameDer, spkiOf } from './x509.js';
+import { certPem, fingerprint, issueCertificate, nameDer, spkiOf } from '@ziti/x509';
 
 const DAY = 24 * 3600_000;
 

@@ -1,16 +1,10 @@
 import { type KeyObject, createPublicKey, verify } from 'node:crypto';
 import { isIP } from 'node:net';
-import { type Tlv, TAG, children, content, decodeOid, decodeString, pemBlocks, raw, readTlv } from './der.js';
+import { type Tlv, TAG, children, content, decodeOid, decodeString, pemBlocks, raw, readTlv } from '@ziti/x509';
 
-/** Subject alternative names, as requested or as issued. */
-export interface Sans {
-  dns: string[];
-  ip: string[];
-  uri: string[];
-  email: string[];
-}
+import { type Sans, emptySans } from '@ziti/x509';
 
-export const emptySans = (): Sans => ({ dns: [], ip: [], uri: [], email: [] });
+export { type Sans, emptySans };
 
 /** A parsed, signature-checked PKCS#10 certificate signing request. */
 export interface Csr {

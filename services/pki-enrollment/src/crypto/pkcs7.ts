@@ -1,4 +1,4 @@
-import { TAG, encodeOid, tlv } from './der.js';
+import { TAG, encodeOid, tlv } from '@ziti/x509';
 
 const OID_SIGNED_DATA = '1.2.840.113549.1.7.2';
 const OID_DATA = '1.2.840.113549.1.7.1';

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { verifyChain, usableAsClientCert } from '../crypto/chain.js';
 import { externalIdOf } from '../crypto/claims.js';
-import { certPem, fingerprint, pemCertificates } from '../crypto/x509.js';
+import { certPem, fingerprint, pemCertificates } from '@ziti/x509';
 import type { Ca } from './model.js';
 import type { ControllerPki } from './pki.js';
 import type { CaRepository } from './ports.js';

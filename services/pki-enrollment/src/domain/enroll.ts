@@ -2,7 +2,7 @@ import { ApiError } from '@ziti/errors';
 import { usableAsClientCert } from '../crypto/chain.js';
 import { certCommonName, externalIdOf } from '../crypto/claims.js';
 import { type Csr, CsrError, parseCsr } from '../crypto/csr.js';
-import { certPem, fingerprint } from '../crypto/x509.js';
+import { certPem, fingerprint } from '@ziti/x509';
 import { parseChain, verifiedByCa } from './client-certs.js';
 import { formatIdentityName } from './cas.js';
 import type { Enrollment } from './model.js';

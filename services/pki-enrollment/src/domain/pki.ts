@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import type { Csr, Sans } from '../crypto/csr.js';
 import { type JwtSigner, jwtSigner } from '../crypto/jwt.js';
 import type { KeyVault } from '../crypto/secrets.js';
-import { type CertificateKind, type Issuer, certPem, certSubjectDer, fingerprint, issueCertificate, nameDer, spkiOf } from '../crypto/x509.js';
+import { type CertificateKind, type Issuer, certPem, certSubjectDer, fingerprint, issueCertificate, nameDer, spkiOf } from '@ziti/x509';
 import type { Transaction, UnitOfWork } from './ports.js';
 
 const DAY_MS = 24 * 3600_000;

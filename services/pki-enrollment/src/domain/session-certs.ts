@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { ApiError } from '@ziti/errors';
 import { shortId } from '@ziti/http-kit';
 import { CsrError, parseCsr } from '../crypto/csr.js';
-import { subjectString } from '../crypto/x509.js';
+import { subjectString } from '@ziti/x509';
 import type { ApiSessionCertificate, ListRequest, Page } from './model.js';
 import type { ControllerPki } from './pki.js';
 import type { UnitOfWork } from './ports.js';

@@ -1,6 +1,5 @@
 import { type KeyObject, X509Certificate, createHash, createPublicKey, randomBytes, sign } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { Sans } from './csr.js';
 import { TAG, children, content, encodeOid, pemBlocks, raw, readTlv, tlv, toPem } from './der.js';
 
 /**
@@ -8,6 +7,16 @@ import { TAG, children, content, encodeOid, pemBlocks, raw, readTlv, tlv, toPem 
  * key a CSR can carry (EC, RSA, Ed25519) is certified as is (its SubjectPublicKeyInfo is copied),
  * and the controller's own keys (EC P-256) sign with ECDSA-SHA256.
  */
+
+/** Subject alternative names, as requested or as issued. */
+export interface Sans {
+  dns: string[];
+  ip: string[];
+  uri: string[];
+  email: string[];
+}
+
+export const emptySans = (): Sans => ({ dns: [], ip: [], uri: [], email: [] });
 
 export type CertificateKind = 'root' | 'intermediate' | 'client' | 'server' | 'client-server';
 
