@@ -2,4 +2,11 @@
 // CPU while it starts). Controllers are isolated on NATS and Redis by their own stream, subject
 // prefix and key prefix (see README, "Isolation").
 // The fault-injection suite (faults/faults.test.ts) runs on its own: `npm run test:faults`.
-module.exports = { ...require('../jest.base.js'), testMatch: ['<rootDir>/**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', '<rootDir>/faults/faults.test.ts'], testTimeout: 60000, maxWorkers: 1 };
+module.exports = {
+  ...require('../jest.base.js'),
+  setupFiles: [require.resolve('../jest.internal-tls.js')],
+  testMatch: ['<rootDir>/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/faults/faults.test.ts'],
+  testTimeout: 60000,
+  maxWorkers: 1,
+};

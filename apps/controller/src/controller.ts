@@ -11,7 +11,7 @@ import { type LogDestination, type LogFormat, type LogLevel, configureLogging, l
 import * as policy from '@ziti/policy';
 import * as posture from '@ziti/posture';
 import * as session from '@ziti/session';
-import { waitForDependency } from '@ziti/service-kit';
+import { holdProcessIdentities, waitForDependency } from '@ziti/service-kit';
 import { lockDataDir } from './data-dir-lock.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { readOrCreateSecret } from './files.js';
@@ -68,6 +68,8 @@ export interface ControllerOptions {
    * port is used instead and the start says so. Default false (a taken port fails the start).
    */
   metricsPortPreferred?: boolean;
+  /** The address the metrics listener binds (default 127.0.0.1: metrics carry no authentication). */
+  metricsHost?: string;
   /** `host[:port]` clients use (API base URLs, server certificate); default from the listener. */
   advertisedAddress?: string;
   /** Extra names and addresses for the gateway's server certificate. */
@@ -77,6 +79,11 @@ export interface ControllerOptions {
   adminPassword?: string;
   /** Secret signing principals between gateway and services. Default `ZITI_INTERNAL_SECRET`, else `<dataDir>/internal-secret`. */
   internalSecret?: string;
+  /**
+   * The secret the edge API's server key (TLS, enrollment and session JWTs) is derived from;
+   * default `ZITI_SERVER_KEY_SECRET`, else generated once into `<dataDir>/server-key-secret`.
+   */
+  serverKeySecret?: string;
   /** Loopback ports of the contexts: `ephemeral` (default: free ports) or the ports given (0 or left out = a free one). */
   servicePorts?: 'ephemeral' | ServicePorts;
   /** Settings the standalone services read from their environment (see each `loadConfig`). */
@@ -163,6 +170,11 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   try {
     const internalSecret =
       opts.internalSecret || process.env.ZITI_INTERNAL_SECRET || readOrCreateSecret(join(dataDir, 'internal-secret'));
+    const serverKeySecret =
+      opts.serverKeySecret || process.env.ZITI_SERVER_KEY_SECRET || readOrCreateSecret(join(dataDir, 'server-key-secret'));
+    // The contexts prove who they are to each other with certificates of an internal CA this
+    // process makes in memory (nothing is stored; Kubernetes gets them from cert-manager instead).
+    holdProcessIdentities();
     const wait = { timeoutMs: opts.dependencyWaitMs ?? 0, log };
     let databaseUrl = opts.databaseUrl;
     if (databaseUrl) {
@@ -225,14 +237,15 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     late.running = running;
     // gRPC addresses between contexts, resolved when first used (a context may start before the one it calls).
     const grpcOf = (name: string) => () => running.find((s) => s.name === name)?.grpcAddress;
-    const extras: Record<string, Record<string, unknown>> = {
+    // Each context's own settings (only pki-enrollment holds the server key secret).
+    const extras: Record<string, Record<string, unknown> & { serverKeySecret?: string }> = {
       session: { policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), sessionEvents: emits('session') },
       posture: { policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') },
       policy: { pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth') },
-      'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey },
+      'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey, serverKeySecret },
     };
     for (const ctx of others) {
-      const service = await ctx.startService({ ...common, ...ports(ctx.SERVICE_NAME), ...extras[ctx.SERVICE_NAME] });
+      const service = await ctx.startService({ ...common, ...ports(ctx.SERVICE_NAME), serverKeySecret: '', ...extras[ctx.SERVICE_NAME] });
       started.push(service);
       running.push(service);
     }
@@ -243,6 +256,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       cache: principalCache,
       sharedCache: cache,
       internalSecret,
+      serverKeySecret,
       listen: { host: opts.listenHost || '0.0.0.0', port: opts.port ?? 1280 },
       advertisedAddress: opts.advertisedAddress,
       extraSans: opts.extraSans,
@@ -264,7 +278,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
 
     let metricsPort: number | undefined;
     if (opts.metricsPort !== undefined) {
-      const host = opts.listenHost || '0.0.0.0';
+      const host = opts.metricsHost || '127.0.0.1';
       const metrics = await startMetricsServer(host, opts.metricsPort, { listenAnyPort: true }).catch((err: NodeJS.ErrnoException) => {
         if (!opts.metricsPortPreferred || err.code !== 'EADDRINUSE') throw err;
         log(`metrics port ${opts.metricsPort} is in use (another controller?); serving metrics on a free port instead`);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadEventStreamConfig, loadGuardConfig } from '@ziti/gateway';
 import { LogSettingsError, configureLogging, lineLogger, logger } from '@ziti/log';
-import { metricsPort } from '@ziti/metrics';
+import { metricsHost, metricsPort } from '@ziti/metrics';
 import { boolEnv, guardProcess, intEnv, lifecycleConfig, onShutdown } from '@ziti/service-kit';
 import { DataDirInUseError, servicePortsFromEnv, startController } from './controller.js';
 
@@ -36,6 +36,7 @@ async function main(): Promise<void> {
     listenHost,
     port,
     metricsPort: metricsPortSetting === 0 ? undefined : metricsPortSetting,
+    metricsHost: metricsHost(env),
     // Unset, 9100 is a preference: a second controller on the host takes a free port instead.
     metricsPortPreferred: !env.ZITI_METRICS_PORT?.trim(),
     advertisedAddress: env.ZITI_CTRL_ADVERTISED_ADDRESS || undefined,
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
   onShutdown(async () => (await starting.catch(() => undefined))?.stop(), log, { graceMs: lifecycle.shutdownGraceMs });
   const ctrl = await starting;
 
-  const host = listenHost === '0.0.0.0' || listenHost === '::' ? '127.0.0.1' : listenHost.includes(':') ? `[${listenHost}]` : listenHost;
+  const host = shownHost(listenHost);
   const base = `https://${host}:${ctrl.port}`;
   const passwordFile = join(dataDir, 'admin-password');
   const password = adminPassword
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
       `  client API:     ${base}/edge/client/v1/version`,
       `  management API: ${base}/edge/management/v1`,
       `  data directory: ${dataDir}`,
-      ...(ctrl.metricsPort ? [`  metrics:        http://${host}:${ctrl.metricsPort}/metrics`] : []),
+      ...(ctrl.metricsPort ? [`  metrics:        http://${shownHost(metricsHost(env))}:${ctrl.metricsPort}/metrics`] : []),
       `Log in as "${ctrl.adminUsername}" with ${password.where}, e.g.:`,
       `  curl -k -X POST '${base}/edge/management/v1/authenticate?method=password' -H 'content-type: application/json' -d "${body}"`,
       '(send the zt-session token of the answer as the zt-session header of later requests)',
@@ -83,6 +84,11 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
+}
+
+/** How a bound address is shown in a URL: the wildcard as 127.0.0.1, IPv6 in brackets. */
+function shownHost(bound: string): string {
+  return bound === '0.0.0.0' || bound === '::' ? '127.0.0.1' : bound.includes(':') ? `[${bound}]` : bound;
 }
 
 main().catch((err) => {

@@ -251,6 +251,15 @@ export function startMetricsServer(host: string, port: number, opts: { listenAny
 }
 
 /**
+ * The address the metrics listener binds (`ZITI_METRICS_HOST`, default 127.0.0.1): metrics carry
+ * no authentication, so they stay on the host unless a deployment opens them (Kubernetes pods set
+ * 0.0.0.0 behind a NetworkPolicy that admits only the monitoring namespace).
+ */
+export function metricsHost(env: NodeJS.ProcessEnv): string {
+  return env.ZITI_METRICS_HOST?.trim() || '127.0.0.1';
+}
+
+/**
  * The metrics port from the environment: `<CONTEXT>_METRICS_PORT` (e.g. `SESSION_METRICS_PORT`),
  * else `ZITI_METRICS_PORT`, else `fallback` (9100). `0` turns the listener off.
  */

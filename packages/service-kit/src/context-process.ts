@@ -1,20 +1,14 @@
 import { probePostgres } from '@ziti/db-kit';
 import { configureLogging, lineLogger, logger } from '@ziti/log';
 import { type Cache, type EventBus, createNatsBus, createRedisCache } from '@ziti/messaging';
-import { metricsPort, startMetricsServer } from '@ziti/metrics';
-import { guardProcess, lifecycleConfig, onShutdown, servePending, waitForDependency } from './process.js';
+import { metricsHost, metricsPort, startMetricsServer } from '@ziti/metrics';
+import type { ContextConfig } from './context-config.js';
+import { type ContextName, holdInternalCredentials, watchInternalTlsDir } from './internal-tls.js';
+import { guardProcess, lifecycleConfig, onShutdown, requireEnv, servePending, waitForDependency } from './process.js';
 
-/** What every context's standalone process is configured with (its `loadConfig`). */
-export interface ContextProcessConfig {
-  http: { host: string; port: number };
-  databaseUrl: string;
-  natsUrl: string;
-  redisUrl: string;
-}
-
-export interface ContextProcess<C extends ContextProcessConfig> {
-  /** The context's name (`identity-auth`, …): the `context` of its log lines, metrics label, NATS connection name. */
-  name: string;
+export interface ContextProcess<C extends ContextConfig> {
+  /** The context's name (`identity-auth`, …): the `context` of its log lines, metrics label, NATS connection name, internal identity. */
+  name: ContextName;
   /** Its metrics port when neither `<CONTEXT>_METRICS_PORT` nor `ZITI_METRICS_PORT` is set. */
   metricsPort: number;
   loadConfig(env: NodeJS.ProcessEnv): C;
@@ -22,13 +16,14 @@ export interface ContextProcess<C extends ContextProcessConfig> {
 }
 
 /**
- * The standalone process of a context (`npm start -w @ziti/<context>`): its HTTP port answers
+ * The standalone process of a context (`npm start -w @ziti/<context>`): its internal identity is
+ * read from `ZITI_INTERNAL_TLS_DIR` (the start fails without a valid one); its HTTP port answers
  * not-ready while it waits for NATS, Redis and PostgreSQL (`ZITI_DEPENDENCY_WAIT_SECONDS`, one log
  * line per dependency), then the context starts with metrics on a port of their own; SIGTERM
  * drains (`ZITI_SHUTDOWN_GRACE_SECONDS`) and closes what was opened, newest first. A start that
  * fails exits 1 with one line naming why.
  */
-export function runContextProcess<C extends ContextProcessConfig>(ctx: ContextProcess<C>): void {
+export function runContextProcess<C extends ContextConfig>(ctx: ContextProcess<C>): void {
   const contextLog = logger(ctx.name);
   const log = lineLogger(contextLog);
   const main = async () => {
@@ -38,6 +33,10 @@ export function runContextProcess<C extends ContextProcessConfig>(ctx: ContextPr
     const config = ctx.loadConfig(process.env);
     const lifecycle = lifecycleConfig(process.env);
     const opened: (() => Promise<unknown>)[] = [];
+    // Its internal identity (mutual TLS with the other contexts), re-read when cert-manager renews it.
+    const tls = watchInternalTlsDir(requireEnv(process.env, 'ZITI_INTERNAL_TLS_DIR'), ctx.name, log);
+    holdInternalCredentials(tls.credentials);
+    opened.push(async () => tls.stop());
     onShutdown(
       async () => {
         for (const close of opened.splice(0).reverse()) await close();
@@ -57,9 +56,9 @@ export function runContextProcess<C extends ContextProcessConfig>(ctx: ContextPr
     const service = await ctx.start(config, { bus, cache });
     opened.push(() => service.stop());
     // Prometheus metrics on a port of their own (`<CONTEXT>_METRICS_PORT`, else `ZITI_METRICS_PORT`; 0 = off).
-    const metrics = await startMetricsServer(config.http.host, metricsPort(process.env, ctx.name, ctx.metricsPort));
+    const metrics = await startMetricsServer(metricsHost(process.env), metricsPort(process.env, ctx.name, ctx.metricsPort));
     opened.push(() => metrics.stop());
-    log(`HTTP ${service.httpUrl}, gRPC ${service.grpcAddress}${metrics.port ? `, metrics on port ${metrics.port}` : ''}`);
+    log(`HTTP ${service.httpUrl}, gRPC ${service.grpcAddress}${metrics.port ? `, metrics on ${metricsHost(process.env)}:${metrics.port}` : ''}`);
   };
   main().catch((err: unknown) => {
     contextLog.fatal(`not started: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,10 +1,12 @@
-import { type Metadata, Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { type Metadata, Server, type ServiceDefinition, type UntypedServiceImplementation, experimental, status as GrpcStatus } from '@grpc/grpc-js';
 import { type Logger, acceptRequestId, logger, runWithRequest } from '@ziti/log';
 import { grpcServerDuration, secondsSince } from '@ziti/metrics';
 import { processShuttingDown } from '@ziti/http-kit';
 import { HealthServiceService, type HealthServiceServer } from '@ziti/proto';
 import { performance } from 'node:perf_hooks';
-import { REQUEST_ID_METADATA, registerGrpcServer } from './in-process.js';
+import { IN_PROCESS_CALLER, REQUEST_ID_METADATA, registerGrpcServer } from './in-process.js';
+import { mayCall } from './internal-acl.js';
+import { type ContextName, internalCredentials, isContextName, peerContext } from './internal-tls.js';
 
 export interface GrpcServiceBinding {
   definition: ServiceDefinition;
@@ -30,15 +32,19 @@ export function healthService(name: string, ready: () => Promise<boolean> = asyn
 }
 
 /**
- * Starts a plaintext gRPC server (inside the cluster network) with the given services. Clients of
- * the same process made with `grpcClient` reach it without the network.
+ * Starts the gRPC server of context `context` with the given services, over mutual TLS with the
+ * context's internal identity (`internalCredentials`): a caller without a certificate of the
+ * internal CA never gets past the handshake, and each call is refused with PERMISSION_DENIED
+ * unless `INTERNAL_RPC_CALLERS` lets the caller's context call that method. Clients of the same
+ * process made with `grpcClient` reach it without the network, under the same rule.
  */
-export function startGrpcServer(host: string, port: number, bindings: GrpcServiceBinding[], context = 'unknown'): Promise<GrpcListener> {
+export function startGrpcServer(host: string, port: number, bindings: GrpcServiceBinding[], context: ContextName): Promise<GrpcListener> {
+  const creds = internalCredentials(context);
   const server = new Server({ 'grpc.keepalive_permit_without_calls': 1 });
-  const services = bindings.map((b) => instrumented(b, context));
+  const services = bindings.map((b) => instrumented(authorised(b), context));
   for (const s of services) server.addService(s.definition, s.implementation);
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, actual) => {
+    server.bindAsync(`${host}:${port}`, experimental.createCertificateProviderServerCredentials(creds, creds, true), (err, actual) => {
       if (err) return reject(err);
       const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
       const address = `${shownHost}:${actual}`;
@@ -62,6 +68,43 @@ export function startGrpcServer(host: string, port: number, bindings: GrpcServic
 }
 
 type Callback = (err: { code?: number } | null, value?: unknown, ...rest: unknown[]) => void;
+
+/** The context a call comes from: its verified client certificate, or the in-process caller. */
+export function callerOf(call: unknown): ContextName | undefined {
+  const local = (call as Record<symbol, unknown>)[IN_PROCESS_CALLER];
+  if (local !== undefined) return isContextName(local) ? local : undefined;
+  const auth = (call as { getAuthContext?: () => { sslPeerCertificate?: Parameters<typeof peerContext>[0] } | null }).getAuthContext?.();
+  return peerContext(auth?.sslPeerCertificate);
+}
+
+const refusal = (path: string, caller: ContextName | undefined) =>
+  Object.assign(new Error(caller ? `${caller} may not call ${path}` : `no internal identity for ${path}`), {
+    code: caller ? GrpcStatus.PERMISSION_DENIED : GrpcStatus.UNAUTHENTICATED,
+    details: caller ? `${caller} may not call ${path}` : 'an internal identity is required',
+  });
+
+/**
+ * The binding with every method (unary and streaming) guarded by `INTERNAL_RPC_CALLERS`: a caller
+ * the table does not name for the method gets PERMISSION_DENIED (UNAUTHENTICATED without an
+ * identity) before the handler runs.
+ */
+function authorised(binding: GrpcServiceBinding): GrpcServiceBinding {
+  const implementation: UntypedServiceImplementation = { ...binding.implementation };
+  for (const [name, def] of Object.entries(binding.definition)) {
+    const key = binding.implementation[name] ? name : def.originalName && binding.implementation[def.originalName] ? def.originalName : undefined;
+    if (!key) continue;
+    const handler = binding.implementation[key] as unknown as (call: unknown, callback?: Callback) => void;
+    implementation[key] = ((call: { emit?: (e: string, err: Error) => void; destroy?: (err: Error) => void }, callback?: Callback) => {
+      const caller = callerOf(call);
+      if (mayCall(caller, def.path)) return handler(call, callback);
+      const err = refusal(def.path, caller);
+      if (callback) return callback(err);
+      // A streaming call without a callback: end it with the status.
+      (call as unknown as { destroy(e: Error): void; emit(e: string, x: unknown): void }).emit('error', err);
+    }) as unknown as UntypedServiceImplementation[string];
+  }
+  return { definition: binding.definition, implementation };
+}
 
 /** The request id a call's metadata carries (`x-request-id`), when well-formed. */
 function requestIdOf(call: unknown): string | undefined {

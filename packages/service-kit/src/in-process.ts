@@ -6,12 +6,14 @@ import {
   type ServiceError,
   status as GrpcStatus,
   type UntypedServiceImplementation,
-  credentials,
+  experimental,
 } from '@grpc/grpc-js';
 import type { HttpApp } from '@ziti/http-kit';
 import { currentRequestId } from '@ziti/log';
 import { grpcClientDuration, secondsSince } from '@ziti/metrics';
 import { performance } from 'node:perf_hooks';
+import { INTERNAL_SERVICE_OWNERS } from './internal-acl.js';
+import { type ContextName, expectServer, internalCredentials } from './internal-tls.js';
 
 /**
  * Co-located contexts (the all-in-one controller runs every context in one process) call each other
@@ -67,6 +69,12 @@ export function localHttpApp(url: string): HttpApp | undefined {
   return httpApps.get(url.replace(/\/+$/, ''));
 }
 
+/**
+ * Where an in-process call carries its caller's context (a symbol: nothing from the network can
+ * set it); the server's access check reads it as it reads a peer certificate over the network.
+ */
+export const IN_PROCESS_CALLER = Symbol('ziti.in-process-caller');
+
 /** The metadata key that carries the id of the request a gRPC call serves, from caller to callee. */
 export const REQUEST_ID_METADATA = 'x-request-id';
 
@@ -105,6 +113,7 @@ function callLocal(
   metadata: Metadata | undefined,
   deadline: number | undefined,
   callback: (err: ServiceError | null, value?: unknown) => void,
+  caller: ContextName,
 ): void {
   const method = grpcServers.get(address)?.get(path);
   if (!method) {
@@ -130,7 +139,14 @@ function callLocal(
     queueMicrotask(() => finish(serviceError(GrpcStatus.INTERNAL, `request serialization failure: ${(err as Error).message}`)));
     return;
   }
-  const call = { request: decoded, metadata: metadata ?? new Metadata(), cancelled: false, getPeer: () => 'in-process', getDeadline: () => deadline ?? Infinity };
+  const call = {
+    request: decoded,
+    metadata: metadata ?? new Metadata(),
+    cancelled: false,
+    getPeer: () => 'in-process',
+    getDeadline: () => deadline ?? Infinity,
+    [IN_PROCESS_CALLER]: caller,
+  };
   queueMicrotask(() => {
     try {
       method.handler(call, (err, value) => {
@@ -151,16 +167,36 @@ function callLocal(
 }
 
 /**
- * A client of a generated gRPC service for `address`: calls go to the server of this process when
- * one is registered there at the time of the call, else over the network (a plaintext channel,
- * created on first need). A unary call made while a request is served carries its id in the
+ * The channel credentials of `caller` for a server of context `server`: mutual TLS with the
+ * caller's internal identity, trusting only the internal CA, and the server's certificate must name
+ * `server` (whatever address was dialled).
+ */
+export function internalChannelCredentials(caller: ContextName, server: ContextName): ChannelCredentials {
+  const creds = internalCredentials(caller);
+  return experimental.createCertificateProviderChannelCredentials(creds, creds, { checkServerIdentity: expectServer(server) });
+}
+
+/** The context that serves a generated client's service (its package-qualified name). */
+function ownerOf(service: ServiceDefinition): ContextName | undefined {
+  const path = Object.values(service)[0]?.path ?? '';
+  return INTERNAL_SERVICE_OWNERS[path.slice(1, path.lastIndexOf('/'))];
+}
+
+/**
+ * A client of a generated gRPC service for `address`, calling as context `context`: calls go to
+ * the server of this process when one is registered there at the time of the call, else over the
+ * network (mutual TLS with `context`'s internal identity, created on first need; the server must
+ * prove it is `server`, by default the context that owns the service, which services served by
+ * every context (health, maintenance, integrity) must name). A unary call made while a request is served carries its id in the
  * `x-request-id` metadata, either way. The object has the generated client's methods and `close()`; streaming
  * methods always use the network.
  * Example: `grpcClient(PolicyServiceClient, '127.0.0.1:18203').getServiceAccess(req, md, { deadline }, cb)`.
  */
-export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string, context = 'unknown'): C {
+export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string, context: ContextName, server?: ContextName): C {
+  const expected = server ?? ownerOf(Ctor.service);
+  if (!expected) throw new Error(`grpcClient: name the context that serves ${Ctor.name} at ${address}`);
   let remote: (C & { close(): void }) | undefined;
-  const network = () => (remote ??= new Ctor(address, credentials.createInsecure()) as C & { close(): void });
+  const network = () => (remote ??= new Ctor(address, internalChannelCredentials(context, expected)) as C & { close(): void });
   const client: Record<string, unknown> = {
     close: () => remote?.close(),
   };
@@ -191,7 +227,7 @@ export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string, c
       const options = rest.find((a) => a !== callback && !(a instanceof Metadata) && typeof a === 'object' && a !== null) as { deadline?: number | Date } | undefined;
       const deadline = options?.deadline instanceof Date ? options.deadline.getTime() : options?.deadline;
       const metadata = rest.find((a) => a instanceof Metadata) as Metadata | undefined;
-      callLocal(address, def.path, request, metadata, deadline, callback);
+      callLocal(address, def.path, request, metadata, deadline, callback, context);
       return undefined;
     };
   }

@@ -1,6 +1,8 @@
-import { createServer } from 'node:http';
+import { createServer } from 'node:https';
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS, beginProcessShutdown, sendJson, sendUnavailable, setShutdownGraceMs } from '@ziti/http-kit';
 import { lineLogger, logger } from '@ziti/log';
+import { internalServerOptions } from './http.js';
+import { type ContextName, internalCredentials } from './internal-tls.js';
 
 /** How a process starts and stops (`lifecycleConfig`). */
 export interface LifecycleConfig {
@@ -117,11 +119,13 @@ export async function waitForDependency<T>(
  * While a context waits for its dependencies, its HTTP port answers: `/healthz` 200 (the process
  * lives), `/readyz` and everything else 503 (`SERVICE_UNAVAILABLE` in the envelope), so probes
  * see a context that is starting rather than a closed port. Closed before the context itself
- * listens on the port. Port 0 (ephemeral) has nothing to hold: no listener.
+ * listens on the port. Port 0 (ephemeral) has nothing to hold: no listener. It tells no more than
+ * the probes of the context's listener, so it answers any caller.
  */
-export async function servePending(name: string, host: string, port: number): Promise<{ close(): Promise<void> }> {
+export async function servePending(name: ContextName, host: string, port: number): Promise<{ close(): Promise<void> }> {
   if (port === 0) return { close: async () => undefined };
-  const server = createServer((req, res) => {
+  // Over HTTPS with the context's internal identity, as its listener will be (the gateway dials TLS).
+  const server = createServer(internalServerOptions(internalCredentials(name)), (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendJson(res, { service: name, status: 'ok' });
     if (path === '/readyz') {
@@ -168,6 +172,28 @@ export function requireEnv(env: NodeJS.ProcessEnv, key: string): string {
   const v = env[key];
   if (v === undefined || v === '') throw new Error(`configuration: ${key} is required`);
   return v;
+}
+
+/** Values of a secret that are placeholders, never a secret someone chose (any case, ignoring `-`, `_` and spaces). */
+const PLACEHOLDER_SECRETS = new Set(['changeme', 'change', 'secret', 'password', 'placeholder', 'todo', 'xxx', 'replaceme']);
+
+/** The shortest secret a process accepts from its environment. */
+export const MIN_SECRET_LENGTH = 32;
+
+/**
+ * A required secret from the environment: a placeholder (`change-me`, …) or one shorter than
+ * 32 characters refuses the start, naming the variable (never its value).
+ */
+export function requireSecret(env: NodeJS.ProcessEnv, key: string): string {
+  const v = requireEnv(env, key);
+  if (PLACEHOLDER_SECRETS.has(v.toLowerCase().replace(/[-_\s]/g, ''))) throw new Error(`configuration: ${key} holds a placeholder value; set a random secret (e.g. openssl rand -base64 48)`);
+  if (v.length < MIN_SECRET_LENGTH) throw new Error(`configuration: ${key} must be at least ${MIN_SECRET_LENGTH} characters`);
+  return v;
+}
+
+/** An optional secret: unset or empty = undefined; otherwise checked as `requireSecret` does. */
+export function optionalSecret(env: NodeJS.ProcessEnv, key: string): string | undefined {
+  return env[key] ? requireSecret(env, key) : undefined;
 }
 
 /** Reads an optional boolean environment variable: true/1/yes/on or false/0/no/off (any case); unset or empty = `fallback`. */

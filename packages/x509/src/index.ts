@@ -2,3 +2,4 @@
 // No domain logic: the controller's PKI (pki-enrollment) and the internal plane's CA (service-kit) use it.
 export * from './der.js';
 export * from './x509.js';
+export * from './derive.js';

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { boolEnv, intEnv, requireEnv } from '@ziti/service-kit';
+import { boolEnv, intEnv, requireSecret } from '@ziti/service-kit';
 import type { EventStreamConfig } from './events/event-stream.js';
 import { NAMESPACES, type Namespace } from './events/openziti-records.js';
 import { AddressSet, type ForwardedHeader } from './http/client-address.js';
@@ -28,6 +28,8 @@ export interface GatewayConfig extends GatewayGuardConfig {
   extraSans: string[];
   dataDir: string;
   internalSecret: string;
+  /** The secret the edge API's server key is derived from (`ZITI_SERVER_KEY_SECRET`; pki-enrollment holds the same one). */
+  serverKeySecret: string;
   natsUrl?: string;
   redisUrl?: string;
   upstreams: Record<UpstreamOwner, string>;
@@ -44,6 +46,13 @@ export interface GatewayConfig extends GatewayGuardConfig {
   consoleDir?: string;
   /** The OpenZiti-format event stream; undefined when `ZITI_EVENTS=none`. */
   events?: EventStreamConfig;
+}
+
+/** A context's URL: `https:` only (the contexts listen with mutual TLS). */
+function httpsUrl(env: NodeJS.ProcessEnv, key: string, fallback: string): string {
+  const value = url(env, key, fallback)!;
+  if (!value.startsWith('https://')) throw new Error(`${key} must be an https:// URL (the contexts answer only over mutual TLS), got "${value}"`);
+  return value;
 }
 
 function url(env: NodeJS.ProcessEnv, key: string, fallback?: string): string | undefined {
@@ -147,9 +156,10 @@ export function loadEventStreamConfig(env: NodeJS.ProcessEnv): EventStreamConfig
  * | `ZITI_CTRL_ADVERTISED_ADDRESS` | listener host (`localhost` for a wildcard) and port |
  * | `ZITI_CTRL_SANS` | none (comma list of extra certificate names/addresses) |
  * | `ZITI_DATA_DIR` | `./data` |
- * | `ZITI_INTERNAL_SECRET` | required |
+ * | `ZITI_INTERNAL_SECRET`, `ZITI_SERVER_KEY_SECRET` | required (at least 32 characters, no placeholder) |
+ * | `ZITI_INTERNAL_TLS_DIR` | required by the standalone `main` (the gateway's internal certificate: `ca.crt`, `tls.crt`, `tls.key`) |
  * | `NATS_URL`, `REDIS_URL` | none (required by the standalone `main`) |
- * | `IDENTITY_AUTH_URL`, `PKI_ENROLLMENT_URL`, `POLICY_URL`, `SESSION_URL`, `POSTURE_URL` | `http://127.0.0.1:1810{1..5}` |
+ * | `IDENTITY_AUTH_URL`, `PKI_ENROLLMENT_URL`, `POLICY_URL`, `SESSION_URL`, `POSTURE_URL` | `https://127.0.0.1:1810{1..5}` (HTTPS only: the contexts answer the gateway's internal certificate) |
  * | `IDENTITY_AUTH_GRPC` | `127.0.0.1:18201` |
  * | `PKI_ENROLLMENT_GRPC` | `127.0.0.1:18202` (TLS credentials and the JWT signer come from there) |
  * | `POLICY_GRPC`, `SESSION_GRPC`, `POSTURE_GRPC` | `127.0.0.1:1820{3,4,5}` (fan-out operations) |
@@ -169,15 +179,16 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     advertisedAddress: advertised || undefined,
     extraSans: (env.ZITI_CTRL_SANS ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
     dataDir: resolve(env.ZITI_DATA_DIR?.trim() || 'data'),
-    internalSecret: requireEnv(env, 'ZITI_INTERNAL_SECRET'),
+    internalSecret: requireSecret(env, 'ZITI_INTERNAL_SECRET'),
+    serverKeySecret: requireSecret(env, 'ZITI_SERVER_KEY_SECRET'),
     natsUrl: url(env, 'NATS_URL'),
     redisUrl: url(env, 'REDIS_URL'),
     upstreams: {
-      'identity-auth': url(env, 'IDENTITY_AUTH_URL', 'http://127.0.0.1:18101')!,
-      'pki-enrollment': url(env, 'PKI_ENROLLMENT_URL', 'http://127.0.0.1:18102')!,
-      policy: url(env, 'POLICY_URL', 'http://127.0.0.1:18103')!,
-      session: url(env, 'SESSION_URL', 'http://127.0.0.1:18104')!,
-      posture: url(env, 'POSTURE_URL', 'http://127.0.0.1:18105')!,
+      'identity-auth': httpsUrl(env, 'IDENTITY_AUTH_URL', 'https://127.0.0.1:18101'),
+      'pki-enrollment': httpsUrl(env, 'PKI_ENROLLMENT_URL', 'https://127.0.0.1:18102'),
+      policy: httpsUrl(env, 'POLICY_URL', 'https://127.0.0.1:18103'),
+      session: httpsUrl(env, 'SESSION_URL', 'https://127.0.0.1:18104'),
+      posture: httpsUrl(env, 'POSTURE_URL', 'https://127.0.0.1:18105'),
     },
     identityAuthGrpc: hostPort(env, 'IDENTITY_AUTH_GRPC', '127.0.0.1:18201'),
     pkiEnrollmentGrpc: hostPort(env, 'PKI_ENROLLMENT_GRPC', '127.0.0.1:18202'),

@@ -1,7 +1,7 @@
 import { configureLogging, lineLogger, logger } from '@ziti/log';
-import { metricsPort, startMetricsServer } from '@ziti/metrics';
+import { metricsHost, metricsPort, startMetricsServer } from '@ziti/metrics';
 import { createNatsBus, createNearCache, createRedisCache } from '@ziti/messaging';
-import { guardProcess, lifecycleConfig, onShutdown, waitForDependency } from '@ziti/service-kit';
+import { guardProcess, holdInternalCredentials, lifecycleConfig, onShutdown, requireEnv, waitForDependency, watchInternalTlsDir } from '@ziti/service-kit';
 import { loadConfig } from './config.js';
 import { SERVICE_NAME, startGateway } from './service.js';
 
@@ -26,6 +26,10 @@ async function main(): Promise<void> {
     log,
     { graceMs: lifecycle.shutdownGraceMs },
   );
+  // The gateway's internal identity: the contexts answer only it (mutual TLS), re-read when renewed.
+  const internalTls = watchInternalTlsDir(requireEnv(process.env, 'ZITI_INTERNAL_TLS_DIR'), 'gateway', log);
+  holdInternalCredentials(internalTls.credentials);
+  opened.push(async () => internalTls.stop());
   const wait = { timeoutMs: lifecycle.dependencyWaitMs, log };
   const natsUrl = config.natsUrl;
   const bus = await waitForDependency('NATS', () => createNatsBus({ url: natsUrl, name: SERVICE_NAME }), wait);
@@ -41,6 +45,7 @@ async function main(): Promise<void> {
     cache,
     sharedCache: redis,
     internalSecret: config.internalSecret,
+    serverKeySecret: config.serverKeySecret,
     listen: config.listen,
     advertisedAddress: config.advertisedAddress,
     extraSans: config.extraSans,
@@ -64,7 +69,7 @@ async function main(): Promise<void> {
     log,
   });
   // Prometheus metrics on a port of their own (`ZITI_METRICS_PORT`, default 9100; 0 = off), never on the API listener.
-  const metrics = await startMetricsServer(config.listen.host, metricsPort(process.env, 'gateway', 9100));
+  const metrics = await startMetricsServer(metricsHost(process.env), metricsPort(process.env, 'gateway', 9100));
   log(`ready at ${gateway.url}${metrics.port ? `, metrics on port ${metrics.port}` : ''}`);
 
   opened.push(() => gateway.stop());

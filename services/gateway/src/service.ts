@@ -57,6 +57,8 @@ export interface GatewayDeps {
    * `pkiWaitMs`, default 120 s) and re-read every 10 minutes (renewals, new names).
    */
   pkiEnrollmentGrpc?: string;
+  /** The secret the edge API's server key is derived from; required with `pkiEnrollmentGrpc`. */
+  serverKeySecret?: string;
   pkiWaitMs?: number;
   /** Base HTTP URLs of the contexts, e.g. `http://127.0.0.1:18101`. A context without one is answered 503. */
   upstreams: Partial<Record<UpstreamOwner, string>>;
@@ -206,7 +208,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const peers: Partial<Record<UpstreamOwner, IntegrityPeer>> = {};
   for (const [owner, address] of Object.entries(deps.contextGrpc ?? {})) {
     if (!address) continue;
-    const peer = grpcIntegrityPeer(address);
+    const peer = grpcIntegrityPeer(address, owner as UpstreamOwner);
     peers[owner as UpstreamOwner] = peer;
     closers.push(() => peer.close());
   }
@@ -217,7 +219,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const integrity = new IntegrityRunner({ cache: deps.sharedCache ?? deps.cache, peers, takeSnapshot, stepHook: deps.integrityStepHook, log });
   for (const [owner, target] of Object.entries(deps.upstreams)) {
     if (!target) continue;
-    const proxy = createUpstreamProxy(owner, target, deps.internalSecret, log);
+    const proxy = createUpstreamProxy(owner as UpstreamOwner, target, deps.internalSecret, log);
     proxies[owner as UpstreamOwner] = proxy.handler;
     closers.push(proxy.close);
   }
@@ -238,7 +240,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     port = await listenOn(server, deps.listen.host, deps.listen.port);
     advertisedAddress = joinAddress(advertisedHost, configured?.port ?? port);
     if (deps.pkiEnrollmentGrpc) {
-      remote = remotePki(deps.pkiEnrollmentGrpc, { sans: requiredSans(sans), advertisedAddress });
+      if (!deps.serverKeySecret) throw new Error('gateway: a server key secret is required with pki-enrollment (ZITI_SERVER_KEY_SECRET)');
+      remote = remotePki(deps.pkiEnrollmentGrpc, { sans: requiredSans(sans), advertisedAddress, serverKeySecret: deps.serverKeySecret });
       tls = await remote.fetchWithRetry(deps.pkiWaitMs ?? 120_000, log);
     } else {
       const local = loadOrCreatePki({ dir: join(deps.dataDir, 'pki'), sans, log });

@@ -1,13 +1,7 @@
-import { boolEnv, eventNamespacesEnabled, intEnv, requireEnv } from '@ziti/service-kit';
+import { type ContextConfig, boolEnv, contextConfig, eventNamespacesEnabled, intEnv, optionalSecret } from '@ziti/service-kit';
 
 /** Configuration of the standalone process (`main.ts`), read from the environment. */
-export interface Config {
-  databaseUrl: string;
-  natsUrl: string;
-  redisUrl: string;
-  internalSecret: string;
-  http: { host: string; port: number };
-  grpc: { host: string; port: number };
+export interface Config extends ContextConfig {
   /** Where the generated default-admin password is written (`<dataDir>/admin-password`). */
   dataDir: string;
   /** The default admin created at first start (ZITI_USER, default `admin`; ZITI_PWD, generated when unset). */
@@ -37,21 +31,15 @@ export interface Config {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const host = env.ZITI_BIND_HOST || '127.0.0.1';
   const timeout = env.ZITI_SESSION_TIMEOUT_MINUTES ? intEnv(env, 'ZITI_SESSION_TIMEOUT_MINUTES', 30, 0, 525600) : undefined;
   return {
-    databaseUrl: requireEnv(env, 'DATABASE_URL'),
-    natsUrl: requireEnv(env, 'NATS_URL'),
-    redisUrl: requireEnv(env, 'REDIS_URL'),
-    internalSecret: requireEnv(env, 'ZITI_INTERNAL_SECRET'),
-    http: { host, port: intEnv(env, 'IDENTITY_AUTH_HTTP_PORT', 18101) },
-    grpc: { host, port: intEnv(env, 'IDENTITY_AUTH_GRPC_PORT', 18201) },
+    ...contextConfig(env, 'IDENTITY_AUTH', { http: 18101, grpc: 18201 }),
     dataDir: env.ZITI_DATA_DIR || 'data',
     admin: { username: env.ZITI_USER || 'admin', password: env.ZITI_PWD || undefined },
     ...(timeout !== undefined ? { sessionTimeoutMinutes: timeout } : {}),
     ...(env.POLICY_GRPC ? { policyGrpc: env.POLICY_GRPC } : {}),
     ...(env.PKI_ENROLLMENT_GRPC ? { pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC } : {}),
-    ...(env.ZITI_MFA_SECRET ? { secretsKey: env.ZITI_MFA_SECRET } : {}),
+    ...(env.ZITI_MFA_SECRET ? { secretsKey: optionalSecret(env, 'ZITI_MFA_SECRET') } : {}),
     ...(env.ZITI_OIDC_KEY_ROTATION_DAYS ? { oidcKeyRotationDays: intEnv(env, 'ZITI_OIDC_KEY_ROTATION_DAYS', 30, 0, 3650) } : {}),
     ...(env.ZITI_TOTP_ISSUER ? { totpIssuer: env.ZITI_TOTP_ISSUER } : {}),
     outboundAllowPrivate: boolEnv(env, 'ZITI_OUTBOUND_ALLOW_PRIVATE', false),

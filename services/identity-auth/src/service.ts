@@ -249,7 +249,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
       },
       raw: oidcHttp(oidc, deps.internalSecret, serviceLog),
     });
-    const http = await listenHttp(app, deps.http.host, deps.http.port);
+    const http = await listenHttp(app, deps.http.host, deps.http.port, SERVICE_NAME);
     cleanup.push(() => http.close());
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
       { definition: IdentityAuthServiceService, implementation: identityAuthServer(sessions, identities, authenticators) as unknown as UntypedServiceImplementation },

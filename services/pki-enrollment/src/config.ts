@@ -1,13 +1,9 @@
-import { intEnv, requireEnv } from '@ziti/service-kit';
+import { type ContextConfig, contextConfig, intEnv, optionalSecret, peerAddress, requireSecret } from '@ziti/service-kit';
 
 /** Configuration of the standalone process (`main.ts`), read from the environment. */
-export interface Config {
-  databaseUrl: string;
-  natsUrl: string;
-  redisUrl: string;
-  internalSecret: string;
-  http: { host: string; port: number };
-  grpc: { host: string; port: number };
+export interface Config extends ContextConfig {
+  /** The secret the edge API server key is derived from (the gateway holds the same one). */
+  serverKeySecret: string;
   /** identity-auth's gRPC `host:port`. */
   identityAuthGrpc: string;
   /** `host:port` of the edge API (JWT issuers); without it, the address the gateway reports. */
@@ -26,7 +22,7 @@ export interface Config {
 /**
  * | Key | Default |
  * |---|---|
- * | `DATABASE_URL`, `NATS_URL`, `REDIS_URL`, `ZITI_INTERNAL_SECRET` | required |
+ * | `DATABASE_URL`, `NATS_URL`, `REDIS_URL`, `ZITI_INTERNAL_SECRET`, `ZITI_SERVER_KEY_SECRET` | required (secrets: at least 32 characters, no placeholder) |
  * | `ZITI_BIND_HOST` | `127.0.0.1` |
  * | `PKI_ENROLLMENT_HTTP_PORT`, `PKI_ENROLLMENT_GRPC_PORT` | `18102`, `18202` |
  * | `IDENTITY_AUTH_GRPC` | `127.0.0.1:18201` |
@@ -37,19 +33,14 @@ export interface Config {
  * | `ZITI_ENROLLMENT_DURATION_MINUTES`, `ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES` | 180 |
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const host = env.ZITI_BIND_HOST || '127.0.0.1';
   const optionalInt = (key: string) => (env[key] ? intEnv(env, key, 180, 0, 525600) : undefined);
   const list = (env.ZITI_CTRL_ENDPOINTS ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   return {
-    databaseUrl: requireEnv(env, 'DATABASE_URL'),
-    natsUrl: requireEnv(env, 'NATS_URL'),
-    redisUrl: requireEnv(env, 'REDIS_URL'),
-    internalSecret: requireEnv(env, 'ZITI_INTERNAL_SECRET'),
-    http: { host, port: intEnv(env, 'PKI_ENROLLMENT_HTTP_PORT', 18102) },
-    grpc: { host, port: intEnv(env, 'PKI_ENROLLMENT_GRPC_PORT', 18202) },
-    identityAuthGrpc: env.IDENTITY_AUTH_GRPC?.trim() || '127.0.0.1:18201',
+    ...contextConfig(env, 'PKI_ENROLLMENT', { http: 18102, grpc: 18202 }),
+    serverKeySecret: requireSecret(env, 'ZITI_SERVER_KEY_SECRET'),
+    identityAuthGrpc: peerAddress(env, 'IDENTITY_AUTH_GRPC', '127.0.0.1:18201'),
     advertisedAddress: env.ZITI_CTRL_ADVERTISED_ADDRESS?.trim() || undefined,
-    pkiKey: env.ZITI_PKI_KEY || undefined,
+    pkiKey: optionalSecret(env, 'ZITI_PKI_KEY'),
     trustDomain: env.ZITI_TRUST_DOMAIN?.trim() || undefined,
     ctrlAddresses: list.length > 0 ? list : undefined,
     identityEnrollmentMinutes: optionalInt('ZITI_ENROLLMENT_DURATION_MINUTES'),

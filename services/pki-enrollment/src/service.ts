@@ -5,6 +5,7 @@ import { PkiEnrollmentServiceService } from '@ziti/proto';
 import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import { enrollmentOutcomes } from './http/metrics.js';
 import { KeyVault } from './crypto/secrets.js';
+import { EDGE_SERVER_KEY_PURPOSE, deriveEcKey } from '@ziti/x509';
 import { CaManager } from './domain/cas.js';
 import { EnrollFlows } from './domain/enroll.js';
 import { EnrollmentManager, enrollmentLifetimeMs } from './domain/enrollments.js';
@@ -42,7 +43,12 @@ export interface ServiceDeps {
   identityAuthGrpc?: string | (() => string | undefined);
   /** A directory to use instead of identity-auth's gRPC (tests). */
   identityDirectory?: IdentityDirectory;
-  /** `host:port` of the edge API; default: the address the gateway reports in GetServerCredentials. */
+  /**
+   * The secret the edge API's server key is derived from (`ZITI_SERVER_KEY_SECRET`); the gateway
+   * holds the same one. That key signs enrollment, network and session JWTs.
+   */
+  serverKeySecret: string;
+  /** `host:port` of the edge API; default: the address the gateway reports in IssueServerCertificate. */
   advertisedAddress?: string;
   /** Key-encryption secret of the PKI's private keys (`ZITI_PKI_KEY`); default: the internal secret. */
   pkiKey?: string;
@@ -93,7 +99,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       identities = client;
     }
 
-    const pki = await ControllerPki.open(uow, new KeyVault(deps.pkiKey || deps.internalSecret), { trustDomain: deps.trustDomain, log }).catch((err) => {
+    const pki = await ControllerPki.open(uow, new KeyVault(deps.pkiKey || deps.internalSecret), { serverKey: deriveEcKey(deps.serverKeySecret, EDGE_SERVER_KEY_PURPOSE), trustDomain: deps.trustDomain, log }).catch((err) => {
       throw schemaHint(err);
     });
     const address = new EdgeAddress(uow.repos, deps.advertisedAddress);
@@ -121,12 +127,12 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
         ...sessionCertHandlers(sessionCerts),
       },
     });
-    const http = await listenHttp(app, deps.http.host, deps.http.port);
+    const http = await listenHttp(app, deps.http.host, deps.http.port, SERVICE_NAME);
     closers.push(() => http.close());
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
       {
         definition: PkiEnrollmentServiceService,
-        implementation: pkiEnrollmentServer({ pki, address, enrollments, routers, cas: uow.repos.cas }) as unknown as UntypedServiceImplementation,
+        implementation: pkiEnrollmentServer({ pki, jwts, address, enrollments, routers, cas: uow.repos.cas }) as unknown as UntypedServiceImplementation,
       },
       integrityService(pkiIntegrity(db.pool, () => relay.flush())),
       healthService(SERVICE_NAME, ready),

@@ -116,7 +116,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
         ...identityHandlers(access, policies, routers, render),
       },
     });
-    const http = await listenHttp(app, deps.http.host, deps.http.port);
+    const http = await listenHttp(app, deps.http.host, deps.http.port, SERVICE_NAME);
     closers.push(() => http.close());
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
       { definition: PolicyServiceService, implementation: policyServer(projections, usage, access) as unknown as UntypedServiceImplementation },

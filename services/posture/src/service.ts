@@ -88,7 +88,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
         ...identityPostureHandlers(posture, identities),
       },
     });
-    const http = await listenHttp(app, deps.http.host, deps.http.port);
+    const http = await listenHttp(app, deps.http.host, deps.http.port, SERVICE_NAME);
     closers.push(() => http.close());
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
       { definition: PostureServiceService, implementation: postureServer(posture) as unknown as UntypedServiceImplementation },

@@ -6,8 +6,8 @@ import { ServiceUpdates } from './domain/service-updates.js';
 import { SessionManager } from './domain/session-manager.js';
 import { sessionOutcomes } from './http/metrics.js';
 import { subscribeAll } from './events/subscribers.js';
-import { type Address, grpcPolicyPort, grpcPosturePort, grpcSigningKeySource } from './grpc/clients.js';
-import { signingKeySigner } from './grpc/signer.js';
+import { type Address, grpcPolicyPort, grpcPosturePort, grpcSessionTokenSource } from './grpc/clients.js';
+import { remoteSessionSigner } from './grpc/signer.js';
 import { maintenance } from './grpc/maintenance.js';
 import { sessionIntegrity } from './grpc/integrity.js';
 import { sessionHandlers } from './http/sessions.js';
@@ -72,7 +72,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
   try {
     const policy = grpcPolicyPort(deps.policyGrpc);
     const posture = grpcPosturePort(deps.postureGrpc);
-    const keys = grpcSigningKeySource(deps.pkiEnrollmentGrpc);
+    const keys = grpcSessionTokenSource(deps.pkiEnrollmentGrpc);
     closers.push(async () => {
       policy.close();
       posture.close();
@@ -80,7 +80,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     });
     const repository = new SessionRepository(pool);
     const store = deps.sessionEvents ? new PublishingSessionStore(repository, deps.bus, log) : repository;
-    const sessions = new SessionManager(store, policy, posture, signingKeySigner(keys), log);
+    const sessions = new SessionManager(store, policy, posture, remoteSessionSigner(keys), log);
     const updates = new ServiceUpdates(new ServiceUpdateRepository(pool));
     const subscriptions = await subscribeAll(deps.bus, sessions, updates, log);
     closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));
@@ -101,7 +101,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     }
 
     const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates, deps.sessionEvents), outcomes: sessionOutcomes, ready });
-    const http = await listenHttp(app, deps.http.host, deps.http.port);
+    const http = await listenHttp(app, deps.http.host, deps.http.port, SERVICE_NAME);
     closers.push(() => http.close());
     // No relay runs here (the context writes no events); the integrity fix drains a stray row with a one-off flush.
     const flushOutbox = async () => {

@@ -1,7 +1,7 @@
 import { Metadata, type ServiceError } from '@grpc/grpc-js';
 import { dependencies, describeFailure } from '@ziti/errors';
 import { type HealthCheckResponse, HealthServiceClient } from '@ziti/proto';
-import { grpcClient } from '@ziti/service-kit';
+import { type ContextName, grpcClient } from '@ziti/service-kit';
 
 /** Default interval of the readiness poll of the contexts. */
 export const READINESS_POLL_MS = 1_000;
@@ -24,10 +24,10 @@ export interface ContextReadiness {
  * `dependencies` as `context <name>`: one line when it stops serving, one when it is back (with
  * the requests that failed on it meanwhile, counted by the proxy).
  */
-export function watchContextReadiness(contexts: Record<string, string>, intervalMs = READINESS_POLL_MS): ContextReadiness {
-  const entries = Object.entries(contexts).map(([name, address]) => ({
+export function watchContextReadiness(contexts: Partial<Record<ContextName, string>>, intervalMs = READINESS_POLL_MS): ContextReadiness {
+  const entries = (Object.entries(contexts) as [ContextName, string][]).filter(([, address]) => address).map(([name, address]) => ({
     name,
-    client: grpcClient(HealthServiceClient, address, 'gateway'),
+    client: grpcClient(HealthServiceClient, address, 'gateway', name),
     ready: false,
   }));
   let stopped = false;

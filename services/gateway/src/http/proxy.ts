@@ -1,9 +1,10 @@
-import { Agent, type ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import { type ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import { Agent } from 'node:https';
 import type { Socket } from 'node:net';
 import { ApiError, dependencies } from '@ziti/errors';
 import { type HttpApp, INTERNAL_HEADER_PREFIX, RESPONSE_EVENT_HEADERS, PRINCIPAL_HEADER, type RequestPrincipal, attachBufferedBody, attachPrincipal, pathOf, sendError, signPrincipal } from '@ziti/http-kit';
 import { logger } from '@ziti/log';
-import { localHttpApp } from '@ziti/service-kit';
+import { type ContextName, expectServer, internalCredentials, localHttpApp } from '@ziti/service-kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { replaceForwardedHeaders } from './client-address.js';
 
@@ -171,15 +172,27 @@ function takeResponseEvents(req: ProxiedRequest, res: ServerResponse): void {
  * never leave the gateway.
  * When the context's app listens in this process, requests go to it directly instead.
  */
+/**
+ * The HTTPS agent of the gateway's calls to context `owner`: mutual TLS with the gateway's internal
+ * identity, and the server must prove it is `owner`. A renewed certificate is used from the next
+ * connection on.
+ */
+function internalAgent(owner: ContextName): Agent {
+  const creds = internalCredentials('gateway');
+  // Idle upstream sockets are dropped well before the services' keep-alive timeout (65 s), so a
+  // request never lands on a socket the upstream is closing.
+  const agent = new Agent({ keepAlive: true, timeout: 30_000, ...creds.tlsOptions(), checkServerIdentity: expectServer(owner) });
+  creds.onUpdate(() => Object.assign((agent as unknown as { options: object }).options, creds.tlsOptions()));
+  return agent;
+}
+
 export function createUpstreamProxy(
-  owner: string,
+  owner: ContextName,
   target: string,
   internalSecret: string,
   log: (m: string) => void,
 ): { handler: UpstreamHandler; close(): void } {
-  // Idle upstream sockets are dropped well before the services' keep-alive timeout (65 s), so a
-  // request never lands on a socket the upstream is closing.
-  const agent = new Agent({ keepAlive: true, timeout: 30_000 });
+  const agent = internalAgent(owner);
   const handler = createProxyMiddleware<ProxiedRequest, ServerResponse>({
     target,
     changeOrigin: false,

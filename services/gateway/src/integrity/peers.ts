@@ -13,6 +13,7 @@ import {
   type RepairReferencesRequest,
 } from '@ziti/proto';
 import { type IntegrityHandlers, grpcClient } from '@ziti/service-kit';
+import type { UpstreamOwner } from '../service.js';
 
 /** A context's `IntegrityService`, as promises (the handlers a context implements, over gRPC). */
 export type IntegrityPeer = IntegrityHandlers & { close(): void };
@@ -38,8 +39,8 @@ type Callback<Res> = (err: ServiceError | null, res?: Res) => void;
 type Method<Req, Res> = (req: Req, md: Metadata, opts: { deadline: number }, cb: Callback<Res>) => unknown;
 
 /** An `IntegrityService` client for a context's gRPC address (direct in the same process). */
-export function grpcIntegrityPeer(address: string): IntegrityPeer {
-  const client = grpcClient(IntegrityServiceClient, address, 'gateway');
+export function grpcIntegrityPeer(address: string, owner: UpstreamOwner): IntegrityPeer {
+  const client = grpcClient(IntegrityServiceClient, address, 'gateway', owner);
   const call =
     <Req, Res>(method: Method<Req, Res>) =>
     (req: Req): Promise<Res> =>

@@ -16,7 +16,7 @@ export function maintenanceClients(contextGrpc: Partial<Record<UpstreamOwner, st
   const owners = (Object.keys(contextGrpc) as UpstreamOwner[])
     .filter((o) => contextGrpc[o])
     .sort((a, b) => rank(a) - rank(b));
-  const clients = owners.map((owner) => ({ owner, client: grpcClient(MaintenanceServiceClient, contextGrpc[owner]!, 'gateway') }));
+  const clients = owners.map((owner) => ({ owner, client: grpcClient(MaintenanceServiceClient, contextGrpc[owner]!, 'gateway', owner) }));
   return { clients, close: () => clients.forEach((c) => c.client.close()) };
 }
 

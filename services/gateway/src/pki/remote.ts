@@ -1,9 +1,11 @@
+import { createPublicKey } from 'node:crypto';
 import { Metadata } from '@grpc/grpc-js';
 import { fromGrpcError } from '@ziti/errors';
-import { PkiEnrollmentServiceClient, type ServerCredentials } from '@ziti/proto';
+import { PkiEnrollmentServiceClient, type ServerCertificate } from '@ziti/proto';
 import { grpcClient } from '@ziti/service-kit';
+import { EDGE_SERVER_KEY_PURPOSE, deriveEcKey } from '@ziti/x509';
 
-/** The TLS material the gateway serves, from pki-enrollment. */
+/** The TLS material the gateway serves. */
 export interface TlsCredentials {
   keyPem: string;
   /** Server certificate followed by its issuing intermediate. */
@@ -13,7 +15,7 @@ export interface TlsCredentials {
 }
 
 export interface RemotePki {
-  /** Fetches the credentials once (fails fast). */
+  /** Fetches the certificate once (fails fast). */
   fetch(): Promise<TlsCredentials>;
   /** Fetches, retrying (backoff up to 5 s) until pki-enrollment answers or `maxWaitMs` passed. */
   fetchWithRetry(maxWaitMs: number, log: (m: string) => void): Promise<TlsCredentials>;
@@ -21,21 +23,27 @@ export interface RemotePki {
 }
 
 /**
- * The controller PKI lives in pki-enrollment: the gateway asks it for the edge API's server
- * credentials (`GetServerCredentials` with the names to cover and the advertised address, which
- * pki-enrollment records as the issuer of enrollment JWTs: the JWT signer is this certificate).
+ * The edge API's server key is the gateway's own, derived from `serverKeySecret`
+ * (`ZITI_SERVER_KEY_SECRET`, which pki-enrollment holds too: the same key signs the JWTs that SDKs
+ * verify against the certificate served at their `iss`). The gateway sends only its public key,
+ * with the names to cover and the advertised address (pki-enrollment records it as the JWT
+ * issuer), and gets the certificate of the controller PKI (`IssueServerCertificate`); no private
+ * key crosses the wire.
  */
-export function remotePki(address: string, request: { sans: readonly string[]; advertisedAddress: string }, deadlineMs = 5000): RemotePki {
+export function remotePki(address: string, request: { sans: readonly string[]; advertisedAddress: string; serverKeySecret: string }, deadlineMs = 5000): RemotePki {
   const client = grpcClient(PkiEnrollmentServiceClient, address, 'gateway');
+  const key = deriveEcKey(request.serverKeySecret, EDGE_SERVER_KEY_PURPOSE);
+  const keyPem = key.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const publicKeyPem = createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString();
   const fetchOnce = () =>
     new Promise<TlsCredentials>((resolve, reject) => {
-      client.getServerCredentials(
-        { sans: [...request.sans], advertisedAddress: request.advertisedAddress },
+      client.issueServerCertificate(
+        { sans: [...request.sans], advertisedAddress: request.advertisedAddress, publicKeyPem },
         new Metadata(),
         { deadline: Date.now() + deadlineMs },
-        (err, res: ServerCredentials) => {
+        (err, res: ServerCertificate) => {
           if (err) return reject(fromGrpcError(err));
-          resolve({ keyPem: res.keyPem, certPem: res.certPem, caCertPem: res.rootCaPem || res.caBundlePem });
+          resolve({ keyPem, certPem: res.certPem, caCertPem: res.rootCaPem || res.caBundlePem });
         },
       );
     });
@@ -48,7 +56,7 @@ export function remotePki(address: string, request: { sans: readonly string[]; a
         try {
           return await fetchOnce();
         } catch (err) {
-          if (Date.now() + delay > until) throw new Error(`gateway: no TLS credentials from pki-enrollment at ${address}: ${(err as Error).message}`);
+          if (Date.now() + delay > until) throw new Error(`gateway: no server certificate from pki-enrollment at ${address}: ${(err as Error).message}`);
           if (attempt === 1 || attempt % 10 === 0) log(`waiting for pki-enrollment at ${address} (${(err as Error).message})`);
           await new Promise((r) => setTimeout(r, delay));
           delay = Math.min(delay * 2, 5000);

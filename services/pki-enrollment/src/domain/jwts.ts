@@ -1,15 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '@ziti/errors';
-import { publicJwk, signJwt, signNonce } from '../crypto/jwt.js';
+import { publicJwk, signJwt, signJwtOffThread, signNonce } from '../crypto/jwt.js';
 import type { ControllerPki } from './pki.js';
 import type { Repositories } from './ports.js';
+
+/** What the session context says of one session token (pki-enrollment adds the rest). */
+export interface SessionTokenInput {
+  id: string;
+  serviceId: string;
+  apiSessionId: string;
+  identityId: string;
+  sessionType: string;
+  legacy: boolean;
+  /** Seconds since the epoch. */
+  issuedAt: number;
+  expiresAt: number;
+}
 
 const ADDRESS_SETTING = 'edge_api_address';
 const ADDRESS_CACHE_MS = 5_000;
 
 /**
  * Where clients reach the edge API (`host:port`): the configured address when there is one,
- * else the one the gateway reported in GetServerCredentials (stored, so every replica knows it).
+ * else the one the gateway reported in IssueServerCertificate (stored, so every replica knows it).
  */
 export class EdgeAddress {
   private cached?: { value: string; at: number };
@@ -91,6 +104,30 @@ export class Jwts {
   async caJwt(caId: string): Promise<string> {
     const { signer } = await this.pki.currentServer();
     return signJwt(signer, { iss: `https://${await this.address.get()}/`, sub: caId, aud: ['openziti-enroller'], jti: caId, em: 'ca' });
+  }
+
+  /**
+   * Session (service access) tokens, OpenZiti's `ServiceAccessClaims` (§6.4): the caller (the
+   * session context) gives ids, type and times; the issuer, audience and token type are fixed here,
+   * so nothing but a session token can be had this way.
+   */
+  async sessionTokens(tokens: readonly SessionTokenInput[]): Promise<string[]> {
+    const iss = await this.issuer();
+    const { signer } = await this.pki.currentServer();
+    return Promise.all(
+      tokens.map((t) =>
+        signJwtOffThread(signer, {
+          iss, sub: t.serviceId, aud: ['openziti'], iat: t.issuedAt, exp: t.expiresAt, jti: t.id,
+          z_asid: t.apiSessionId, z_iid: t.identityId, z_t: 's', z_st: t.sessionType, z_leg: t.legacy,
+        }),
+      ),
+    );
+  }
+
+  /** The certificate whose key signs session tokens (and every other JWT here). */
+  async signingCertificate(): Promise<{ certPem: string; kid: string; alg: string; issuer: string }> {
+    const { signer } = await this.pki.currentServer();
+    return { certPem: signer.cert.toString(), kid: signer.kid, alg: signer.alg, issuer: await this.issuer() };
   }
 
   async jwks(): Promise<{ keys: Record<string, unknown>[] }> {

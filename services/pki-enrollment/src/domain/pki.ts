@@ -1,4 +1,4 @@
-import { type KeyObject, X509Certificate, createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { type KeyObject, X509Certificate, createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Csr, Sans } from '../crypto/csr.js';
 import { type JwtSigner, jwtSigner } from '../crypto/jwt.js';
@@ -23,7 +23,6 @@ interface Loaded {
 }
 
 export interface ServerCredentials {
-  keyPem: string;
   /** The server certificate followed by the intermediate that issued it. */
   certChainPem: string;
   signer: JwtSigner;
@@ -68,10 +67,11 @@ export class ControllerPki {
     readonly intermediate: Loaded,
     readonly trustDomain: string,
     private readonly log: (m: string) => void,
+    private readonly serverKey: KeyObject,
   ) {}
 
   /** Loads the PKI, generating the root and intermediate on the very first start. */
-  static async open(uow: UnitOfWork, vault: KeyVault, opts: { trustDomain?: string; log?: (m: string) => void } = {}): Promise<ControllerPki> {
+  static async open(uow: UnitOfWork, vault: KeyVault, opts: { serverKey: KeyObject; trustDomain?: string; log?: (m: string) => void }): Promise<ControllerPki> {
     const log = opts.log ?? (() => undefined);
     const rows = await uow.run(async (tx) => {
       await tx.lock('controller-pki');
@@ -109,7 +109,7 @@ export class ControllerPki {
     const root = load('root', rows.root);
     const intermediate = load('intermediate', rows.intermediate);
     const td = opts.trustDomain ?? /URI:spiffe:\/\/([^,\s/]+)/.exec(root.cert.subjectAltName ?? '')?.[1] ?? `ziti-${root.cert.fingerprint256.replace(/:/g, '').slice(0, 16).toLowerCase()}`;
-    return new ControllerPki(uow, vault, root, intermediate, td, log);
+    return new ControllerPki(uow, vault, root, intermediate, td, log, opts.serverKey);
   }
 
   /** The first-party CA certificates (root, then intermediate), DER. */
@@ -143,16 +143,15 @@ export class ControllerPki {
         .map((p) => /^(?:DNS|IP Address):(.+)$/.exec(p.trim())?.[1])
         .filter((s): s is string => !!s)
         .map(canonicalSan), ...sans])];
-      const key = newKey();
       const now = Date.now();
       const der = issueCertificate({
-        commonName: union.find((s) => s !== 'localhost' && !isIP(s)) ?? 'localhost', spkiDer: spkiOf(key.publicKey), issuer: this.intermediate.issuer,
+        commonName: union.find((s) => s !== 'localhost' && !isIP(s)) ?? 'localhost', spkiDer: spkiOf(this.serverKey), issuer: this.intermediate.issuer,
         kind: 'client-server', notBefore: new Date(now - CLOCK_SKEW_MS), notAfter: new Date(now + SERVER_VALIDITY_DAYS * DAY_MS), sans: splitSans(union),
       });
-      const keyPem = keyPemOf(key.privateKey);
-      await tx.pki.save('server', { certPem: certPem(der), keySealed: this.vault.seal('server', keyPem), sans: union });
+      // The key is derived from the server key secret, never stored: the row keeps an empty sealed value.
+      await tx.pki.save('server', { certPem: certPem(der), keySealed: this.vault.seal('server', ''), sans: union });
       this.log(`pki-enrollment: issued the edge API server certificate for ${union.join(', ')}`);
-      return this.serverFrom(certPem(der), keyPem);
+      return this.serverFrom(certPem(der));
     });
     this.server = creds;
     this.serverLoadedAt = Date.now();
@@ -174,15 +173,26 @@ export class ControllerPki {
 
   private async loadServer(repos: Pick<Transaction, 'pki'>): Promise<ServerCredentials | undefined> {
     const row = await repos.pki.find('server');
-    return row ? this.serverFrom(row.certPem, this.vault.open('server', row.keySealed)) : undefined;
+    return row ? this.serverFrom(row.certPem) : undefined;
   }
 
-  private serverFrom(leafPem: string, keyPem: string): ServerCredentials {
-    return { keyPem, certChainPem: leafPem + this.intermediate.certPem, signer: jwtSigner(keyPem, leafPem) };
+  private serverFrom(leafPem: string): ServerCredentials {
+    return { certChainPem: leafPem + this.intermediate.certPem, signer: jwtSigner(keyPemOf(this.serverKey), leafPem) };
+  }
+
+  /** Whether `publicKeyPem` is the edge server key's public key (the gateway derived the same one). */
+  isServerKey(publicKeyPem: string): boolean {
+    try {
+      return createPublicKey(publicKeyPem).export({ type: 'spki', format: 'der' }).equals(spkiOf(this.serverKey));
+    } catch {
+      return false;
+    }
   }
 
   private covers(creds: ServerCredentials, sans: readonly string[]): boolean {
     const cert = creds.signer.cert;
+    // A certificate of another key (a changed server key secret, or one from before keys were derived) is replaced.
+    if (!cert.publicKey.export({ type: 'spki', format: 'der' }).equals(spkiOf(this.serverKey))) return false;
     if (!cert.checkIssued(this.intermediate.cert) || !cert.verify(this.intermediate.cert.publicKey)) return false;
     if (Date.parse(cert.validTo) - Date.now() < SERVER_RENEW_BEFORE_DAYS * DAY_MS) return false;
     const have = new Set(

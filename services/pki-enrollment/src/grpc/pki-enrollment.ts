@@ -4,15 +4,19 @@ import type { Enrollment as EnrollmentMsg, PkiEnrollmentServiceServer, RouterEnr
 import { CsrError, parseCsr } from '../crypto/csr.js';
 import { verifyClientChain } from '../domain/client-certs.js';
 import type { EnrollmentManager } from '../domain/enrollments.js';
-import type { EdgeAddress } from '../domain/jwts.js';
+import type { EdgeAddress, Jwts } from '../domain/jwts.js';
 import type { Enrollment } from '../domain/model.js';
 import type { ControllerPki } from '../domain/pki.js';
 import type { CaRepository } from '../domain/ports.js';
 import type { RouterEnrollmentView, RouterEnrollments } from '../domain/routers.js';
 import { SESSION_CERT_LIFETIME_MS } from '../domain/session-certs.js';
 
+/** The most session tokens one SignSessionTokens call may ask for. */
+const MAX_TOKENS_PER_CALL = 500;
+
 export interface GrpcDeps {
   pki: ControllerPki;
+  jwts: Jwts;
   address: EdgeAddress;
   enrollments: EnrollmentManager;
   routers: RouterEnrollments;
@@ -128,15 +132,26 @@ export function pkiEnrollmentServer(d: GrpcDeps): PkiEnrollmentServiceServer {
         caBundlePem: d.pki.caBundlePem(),
       };
     }),
-    getServerCredentials: unary(async (req) => {
+    issueServerCertificate: unary(async (req) => {
+      if (!d.pki.isServerKey(req.publicKeyPem)) {
+        throw ApiError.fromCode('UNHANDLED', { status: 412, message: "The gateway's server key is not pki-enrollment's: give both the same ZITI_SERVER_KEY_SECRET" });
+      }
       await d.address.record(req.advertisedAddress);
       const creds = await d.pki.serverCredentials(req.sans);
-      return { keyPem: creds.keyPem, certPem: creds.certChainPem, caBundlePem: d.pki.caBundlePem(), rootCaPem: d.pki.root.certPem };
+      return { certPem: creds.certChainPem, caBundlePem: d.pki.caBundlePem(), rootCaPem: d.pki.root.certPem };
     }),
-    getSigningKey: unary(async () => {
-      const { keyPem, signer } = await d.pki.currentServer();
-      return { keyPem, certPem: signer.cert.toString(), kid: signer.kid, alg: signer.alg, issuer: `https://${await d.address.get()}` };
+    signSessionTokens: unary(async (req) => {
+      if (req.tokens.length > MAX_TOKENS_PER_CALL) throw ApiError.field('tokens', `at most ${MAX_TOKENS_PER_CALL} tokens per call`, req.tokens.length);
+      for (const t of req.tokens) {
+        if (!t.id || !t.serviceId || !t.apiSessionId || !t.identityId) throw ApiError.field('tokens', 'id, serviceId, apiSessionId and identityId are required', t.id);
+        if (t.sessionType !== 'Dial' && t.sessionType !== 'Bind') throw ApiError.field('sessionType', 'must be Dial or Bind', t.sessionType);
+      }
+      const tokens = await d.jwts.sessionTokens(
+        req.tokens.map((t) => ({ ...t, issuedAt: Number(t.issuedAt), expiresAt: Number(t.expiresAt) })),
+      );
+      return { tokens };
     }),
+    getSigningCertificate: unary(async () => d.jwts.signingCertificate()),
     createRouterEnrollment: unary(async (req) =>
       routerMsg(await d.routers.create(req.routerId, req.routerType, date(req.expiresAt, 'expiresAt'), req.routerName)),
     ),

@@ -7,6 +7,8 @@ import type { IdentityRef } from '../domain/model.js';
 import type { IdentityDirectory } from '../domain/ports.js';
 
 export const SECRET = 'pki-test-internal-secret';
+/** The secret the edge server key of the tests' pki-enrollment is derived from. */
+export const SERVER_KEY_SECRET = 'pki-test-server-key-secret-of-32-characters';
 
 export interface FakeAuthenticator {
   id: string;
@@ -155,7 +157,7 @@ export async function startTestService(): Promise<TestService> {
   const bus = createInProcessBus();
   const cache = createMemoryCache();
   const service = await startService({
-    databaseUrl: db.url, bus, cache, internalSecret: SECRET, http: { host: '127.0.0.1', port: 0 }, grpc: { host: '127.0.0.1', port: 0 },
+    databaseUrl: db.url, bus, cache, internalSecret: SECRET, serverKeySecret: SERVER_KEY_SECRET, http: { host: '127.0.0.1', port: 0 }, grpc: { host: '127.0.0.1', port: 0 },
     identityDirectory: directory, advertisedAddress: 'ctrl.example.test:1280', log: () => undefined,
   });
   return {

@@ -1,6 +1,6 @@
-import { createPublicKey, createVerify, X509Certificate } from 'node:crypto';
+import { createVerify, X509Certificate } from 'node:crypto';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { PkiEnrollmentServiceClient, PostureServiceClient, type RouterEnrollment, type SigningKey } from '@ziti/proto';
+import { PkiEnrollmentServiceClient, PostureServiceClient, type RouterEnrollment, type SigningCertificate } from '@ziti/proto';
 import { IdentityAuthServiceClient, type RenderIdentitiesResponse } from '@ziti/proto';
 import type { RouterEnrollmentInfo } from '../domain/model.js';
 import type { PostureEvaluator, PostureResult, RouterEnrollments, SessionTokenReader } from '../domain/ports.js';
@@ -79,9 +79,9 @@ function enrollmentInfo(e: RouterEnrollment): RouterEnrollmentInfo {
 /** Router enrollment through pki-enrollment (`CreateRouterEnrollment`, `GetRouterEnrollment`). */
 export function pkiRouterEnrollments(source: AddressSource, log: (m: string) => void): RouterEnrollments & SessionTokenReader & { close(): void } {
   const rpc = new Optional(source, (a) => grpcClient(PkiEnrollmentServiceClient, a, 'policy'), log);
-  let key: { at: number; value: SigningKey | null } | undefined;
+  let key: { at: number; value: SigningCertificate | null } | undefined;
   const signingKey = async () => {
-    if (!key || Date.now() - key.at > 60_000) key = { at: Date.now(), value: await rpc.call<SigningKey>('GetSigningKey', (c, deadline, cb) => c.getSigningKey({}, new Metadata(), { deadline }, cb)).catch(() => null) };
+    if (!key || Date.now() - key.at > 60_000) key = { at: Date.now(), value: await rpc.call<SigningCertificate>('GetSigningCertificate', (c, deadline, cb) => c.getSigningCertificate({}, new Metadata(), { deadline }, cb)).catch(() => null) };
     return key.value;
   };
   return {
@@ -120,9 +120,9 @@ export function pkiRouterEnrollments(source: AddressSource, log: (m: string) => 
   };
 }
 
-function verifySignature(parts: string[], alg: string, key: SigningKey): boolean {
+function verifySignature(parts: string[], alg: string, key: SigningCertificate): boolean {
   try {
-    const pub = key.certPem ? new X509Certificate(key.certPem).publicKey : createPublicKey(key.keyPem);
+    const pub = new X509Certificate(key.certPem).publicKey;
     const hash = alg.endsWith('384') ? 'sha384' : alg.endsWith('512') ? 'sha512' : 'sha256';
     const v = createVerify(hash).update(`${parts[0]}.${parts[1]}`);
     return v.verify({ key: pub, dsaEncoding: alg.startsWith('ES') ? 'ieee-p1363' : 'der' }, Buffer.from(parts[2], 'base64url'));

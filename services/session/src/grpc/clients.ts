@@ -1,6 +1,7 @@
 import { type Client, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { ApiError, fromGrpcError } from '@ziti/errors';
-import { type EdgeRouterRef, PkiEnrollmentServiceClient, PolicyServiceClient, PostureServiceClient, type SigningKey } from '@ziti/proto';
+import { type EdgeRouterRef, PkiEnrollmentServiceClient, PolicyServiceClient, PostureServiceClient, type SessionTokenClaims, type SigningCertificate } from '@ziti/proto';
+import type { SessionTokenSource } from './signer.js';
 import type { SessionEdgeRouter } from '../domain/model.js';
 import type { PolicyPort, PosturePort } from '../domain/ports.js';
 import { grpcClient } from '@ziti/service-kit';
@@ -84,12 +85,16 @@ export function grpcPosturePort(address: Address | undefined): PosturePort & { c
   };
 }
 
-/** `PkiEnrollmentService.GetSigningKey`. */
-export function grpcSigningKeySource(address: Address | undefined): { get(): Promise<SigningKey>; close(): void } {
+/** `PkiEnrollmentService.SignSessionTokens` and `GetSigningCertificate`. */
+export function grpcSessionTokenSource(address: Address | undefined): SessionTokenSource & { close(): void } {
   const c = lazy('pki-enrollment', address, (a) => grpcClient(PkiEnrollmentServiceClient, a, 'session'));
   return {
-    get() {
-      return c.call((x) => x.getSigningKey as unknown as Unary<Record<string, never>, SigningKey>, {});
+    async sign(tokens) {
+      const r = await c.call((x) => x.signSessionTokens as unknown as Unary<{ tokens: SessionTokenClaims[] }, { tokens: string[] }>, { tokens });
+      return r.tokens;
+    },
+    signingCertificate() {
+      return c.call((x) => x.getSigningCertificate as unknown as Unary<Record<string, never>, SigningCertificate>, {});
     },
     close: c.close,
   };

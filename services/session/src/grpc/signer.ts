@@ -1,66 +1,45 @@
-import { type KeyObject, createPrivateKey, sign } from 'node:crypto';
-import type { SigningKey } from '@ziti/proto';
+import { batched } from '@ziti/db-kit';
+import type { SessionTokenClaims, SigningCertificate } from '@ziti/proto';
 import type { TokenSigner } from '../domain/ports.js';
 
-interface Loaded {
-  key: KeyObject;
-  header: string;
-  digest: string;
-  ecdsa: boolean;
-  issuer: string;
-}
-
-const DIGESTS: Record<string, string> = { ES256: 'sha256', ES384: 'sha384', ES512: 'sha512', RS256: 'sha256' };
-const b64url = (s: string | Buffer) => Buffer.from(s).toString('base64url');
-
-/**
- * A compact JWS (JWT) signature of `claims` with a loaded key: ES256/384/512 (raw r||s) or RS256.
- * The signature is computed on libuv's thread pool (the callback form of `crypto.sign`), off the
- * event loop that serves the requests.
- */
-function signJwt(k: Loaded, claims: Record<string, unknown>): Promise<string> {
-  const input = `${k.header}.${b64url(JSON.stringify(claims))}`;
-  return new Promise((resolve, reject) =>
-    sign(k.digest, Buffer.from(input), k.ecdsa ? { key: k.key, dsaEncoding: 'ieee-p1363' } : k.key, (err, signature) =>
-      err ? reject(err) : resolve(`${input}.${signature.toString('base64url')}`),
-    ),
-  );
+/** pki-enrollment's signing of session tokens (`SignSessionTokens`, `GetSigningCertificate`). */
+export interface SessionTokenSource {
+  sign(tokens: SessionTokenClaims[]): Promise<string[]>;
+  signingCertificate(): Promise<SigningCertificate>;
 }
 
 /**
- * Signs session tokens with the controller's signing key (the server certificate's key, from
- * pki-enrollment's GetSigningKey), fetched on first use and kept; a failed fetch is retried on the
- * next call. Header: `alg` of the key, `kid` = hex SHA-1 of the certificate, `typ: JWT`.
+ * Session tokens are signed by pki-enrollment, which holds the edge server key (the key never
+ * leaves it): the creates of one turn of the event loop share one `SignSessionTokens` call, and
+ * the claims travel as their fields (pki-enrollment fixes `iss`, `aud` and `z_t`, so this context
+ * can have nothing but session tokens signed). The issuer comes from the signing certificate's
+ * answer, fetched once and kept (a failed fetch is retried on the next call).
  */
-export function signingKeySigner(source: { get(): Promise<SigningKey> }): TokenSigner {
-  let loading: Promise<Loaded> | undefined;
-  const load = () => {
-    loading ??= source.get().then(
-      (k) => {
-        const alg = k.alg || 'ES256';
-        const digest = DIGESTS[alg];
-        if (!digest) throw new Error(`unsupported signing algorithm ${alg}`);
-        return {
-          key: createPrivateKey(k.keyPem),
-          header: b64url(JSON.stringify({ alg, kid: k.kid, typ: 'JWT' })),
-          digest,
-          ecdsa: alg.startsWith('ES'),
-          issuer: k.issuer,
-        };
-      },
-      (err: unknown) => {
-        loading = undefined;
-        throw err;
-      },
-    );
-    return loading;
-  };
+export function remoteSessionSigner(source: SessionTokenSource): TokenSigner {
+  const signOne = batched((tokens: SessionTokenClaims[]) => source.sign(tokens), 128);
+  let issuer: Promise<string> | undefined;
   return {
-    async sign(claims) {
-      return signJwt(await load(), claims);
+    sign(claims) {
+      return signOne({
+        id: String(claims.jti),
+        serviceId: String(claims.sub),
+        apiSessionId: String(claims.z_asid),
+        identityId: String(claims.z_iid),
+        sessionType: String(claims.z_st),
+        legacy: claims.z_leg === true,
+        issuedAt: Number(claims.iat),
+        expiresAt: Number(claims.exp),
+      });
     },
-    async issuer() {
-      return (await load()).issuer;
+    issuer() {
+      issuer ??= source.signingCertificate().then(
+        (c) => c.issuer,
+        (err: unknown) => {
+          issuer = undefined;
+          throw err;
+        },
+      );
+      return issuer;
     },
   };
 }
