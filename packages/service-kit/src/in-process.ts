@@ -196,7 +196,8 @@ export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string, c
   const expected = server ?? ownerOf(Ctor.service);
   if (!expected) throw new Error(`grpcClient: name the context that serves ${Ctor.name} at ${address}`);
   let remote: (C & { close(): void }) | undefined;
-  const network = () => (remote ??= new Ctor(address, internalChannelCredentials(context, expected)) as C & { close(): void });
+  // The TLS server name is the expected context (an address is no valid SNI name; the check is by certificate).
+  const network = () => (remote ??= new Ctor(address, internalChannelCredentials(context, expected), { 'grpc.ssl_target_name_override': expected }) as C & { close(): void });
   const client: Record<string, unknown> = {
     close: () => remote?.close(),
   };

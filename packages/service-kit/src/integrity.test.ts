@@ -1,7 +1,7 @@
-import { Metadata, type ServiceError, credentials, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { ApiError } from '@ziti/errors';
 import { IntegrityServiceClient } from '@ziti/proto';
-import { Findings, MAX_INTEGRITY_RESULTS, findingsFor, integrityService, startGrpcServer } from './index.js';
+import { Findings, MAX_INTEGRITY_RESULTS, findingsFor, integrityService, internalChannelCredentials, startGrpcServer } from './index.js';
 
 describe('integrity kit', () => {
   it('keeps findings up to the limit and then only says there were more', () => {
@@ -25,8 +25,9 @@ describe('integrity kit', () => {
           throw ApiError.field('kind', 'unknown kind', 'x');
         },
       }),
-    ]);
-    const client = new IntegrityServiceClient(grpc.address, credentials.createInsecure());
+    ], 'policy');
+    // Over the network, as the gateway (the one caller of IntegrityService).
+    const client = new IntegrityServiceClient(grpc.address, internalChannelCredentials('gateway', 'policy'));
     const call = <R>(fn: (cb: (err: ServiceError | null, res?: R) => void) => void) =>
       new Promise<{ err: ServiceError | null; res?: R }>((resolve) => fn((err, res) => resolve({ err, res })));
     try {

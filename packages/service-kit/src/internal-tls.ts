@@ -120,9 +120,11 @@ export class InternalCredentials implements CertificateProvider {
     return { ca: this.material.caPem, cert: this.material.certPem, key: this.material.keyPem };
   }
 
+  // grpc-js registers its watcher only after adding the listener: the current material is given
+  // on the next turn, as a provider that reads files would.
   addCaCertificateListener(listener: CaListener): void {
     this.caListeners.add(listener);
-    listener({ caCertificate: Buffer.from(this.material.caPem) });
+    setImmediate(() => this.caListeners.has(listener) && listener({ caCertificate: Buffer.from(this.material.caPem) }));
   }
 
   removeCaCertificateListener(listener: CaListener): void {
@@ -131,7 +133,7 @@ export class InternalCredentials implements CertificateProvider {
 
   addIdentityCertificateListener(listener: IdentityListener): void {
     this.identityListeners.add(listener);
-    listener({ certificate: Buffer.from(this.material.certPem), privateKey: Buffer.from(this.material.keyPem) });
+    setImmediate(() => this.identityListeners.has(listener) && listener({ certificate: Buffer.from(this.material.certPem), privateKey: Buffer.from(this.material.keyPem) }));
   }
 
   removeIdentityCertificateListener(listener: IdentityListener): void {

@@ -1,17 +1,9 @@
-import { request } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { lifecycleConfig, listenHttp, servePending, waitForDependency } from './index.js';
+import { internalRequest, lifecycleConfig, listenHttp, servePending, waitForDependency } from './index.js';
 
-function get(url: string): Promise<{ status: number; json: any; connection?: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString() || 'null'), connection: res.headers.connection }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+async function get(url: string): Promise<{ status: number; json: any; connection?: string }> {
+  const res = await internalRequest(url, { as: 'gateway' });
+  return { status: res.status, json: res.json, connection: res.headers.connection as string | undefined };
 }
 
 describe('lifecycleConfig', () => {
@@ -60,20 +52,20 @@ describe('waitForDependency', () => {
 
 describe('servePending', () => {
   it('answers healthz 200, readyz and everything else 503 until closed', async () => {
-    const probe = await listenHttp((_req, res) => res.end(), '127.0.0.1', 0);
+    const probe = await listenHttp((_req, res) => res.end(), '127.0.0.1', 0, 'policy');
     const port = probe.port;
     await probe.close();
-    const pending = await servePending('demo', '127.0.0.1', port);
+    const pending = await servePending('policy', '127.0.0.1', port);
     try {
-      expect(await get(`http://127.0.0.1:${port}/healthz`)).toMatchObject({ status: 200, json: { service: 'demo', status: 'ok' } });
-      expect(await get(`http://127.0.0.1:${port}/readyz`)).toMatchObject({ status: 503, json: { service: 'demo', ready: false } });
-      const other = await get(`http://127.0.0.1:${port}/edge/management/v1/identities`);
+      expect(await get(`https://127.0.0.1:${port}/healthz`)).toMatchObject({ status: 200, json: { service: 'policy', status: 'ok' } });
+      expect(await get(`https://127.0.0.1:${port}/readyz`)).toMatchObject({ status: 503, json: { service: 'policy', ready: false } });
+      const other = await get(`https://127.0.0.1:${port}/edge/management/v1/identities`);
       expect(other.status).toBe(503);
       expect(other.json.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', requestId: expect.any(String) });
     } finally {
       await pending.close();
     }
-    await expect(get(`http://127.0.0.1:${port}/readyz`)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(get(`https://127.0.0.1:${port}/readyz`)).rejects.toThrow(/ECONNREFUSED/);
   });
 });
 
@@ -85,13 +77,9 @@ describe('listenHttp close', () => {
       if (req.url === '/slow') void held.then(() => res.end('done'));
       else res.end('{}');
     };
-    const http = await listenHttp(app, '127.0.0.1', 0);
+    const http = await listenHttp(app, '127.0.0.1', 0, 'policy');
     const slow = new Promise<string>((resolve, reject) => {
-      request(`${http.url}/slow`, { agent: false }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve(body));
-      }).on('error', reject).end();
+      internalRequest(`${http.url}/slow`, { as: 'gateway' }).then((r) => resolve(r.text), reject);
     });
     await new Promise((r) => setTimeout(r, 50));
     let closed = false;

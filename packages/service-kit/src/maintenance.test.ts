@@ -37,9 +37,9 @@ describe('maintenanceService', () => {
   };
 
   it('answers the counts, the snapshot hold (until cancelled) and the dump over the network', async () => {
-    const grpc = await startGrpcServer('127.0.0.1', 0, [maintenanceService(port)]);
+    const grpc = await startGrpcServer('127.0.0.1', 0, [maintenanceService(port)], 'policy');
     // grpcClient: unary calls may be in-process; the streaming ones use the network.
-    const client = grpcClient(MaintenanceServiceClient, grpc.address);
+    const client = grpcClient(MaintenanceServiceClient, grpc.address, 'gateway', 'policy');
     try {
       const counts = await new Promise((res, rej) => client.countEntities({}, (err, r) => (err ? rej(err) : res(r))));
       expect(counts).toEqual({ counts: { identities: 3, 'routers.edge': 1 } });

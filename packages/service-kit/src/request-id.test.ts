@@ -1,7 +1,7 @@
-import { Metadata, type ServiceError, type UntypedServiceImplementation, credentials } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { configureLogging, currentRequestId, logger, runWithRequest } from '@ziti/log';
 import { HealthServiceClient, type HealthServiceServer, HealthServiceService } from '@ziti/proto';
-import { REQUEST_ID_METADATA, grpcClient, startGrpcServer } from './index.js';
+import { REQUEST_ID_METADATA, grpcClient, internalChannelCredentials, startGrpcServer } from './index.js';
 
 /** A health service recording the request id its handler runs under and logging one line. */
 function recording(seen: (string | undefined)[]) {
@@ -37,8 +37,8 @@ describe('the request id across gRPC', () => {
 
   it('goes with a call to a server of this process, which serves and logs under it', async () => {
     const seen: (string | undefined)[] = [];
-    const grpc = await startGrpcServer('127.0.0.1', 0, [recording(seen)], 'demo');
-    const client = grpcClient(HealthServiceClient, grpc.address);
+    const grpc = await startGrpcServer('127.0.0.1', 0, [recording(seen)], 'policy');
+    const client = grpcClient(HealthServiceClient, grpc.address, 'gateway', 'policy');
     closers.push(() => client.close(), () => grpc.stop());
     const mine = new Metadata();
     mine.set('other', 'kept');
@@ -49,7 +49,7 @@ describe('the request id across gRPC', () => {
     expect(mine.get(REQUEST_ID_METADATA)).toEqual([]);
     const handled = lines.filter((l) => l.msg === 'grpc call handled');
     expect(handled).toHaveLength(2);
-    expect(handled[0]).toMatchObject({ level: 'debug', context: 'demo', requestId: 'req-In.1', grpcMethod: HealthServiceService.check.path, grpcCode: 0 });
+    expect(handled[0]).toMatchObject({ level: 'debug', context: 'policy', requestId: 'req-In.1', grpcMethod: HealthServiceService.check.path, grpcCode: 0 });
     expect(handled[1]).not.toHaveProperty('requestId');
     expect(lines.find((l) => l.msg === 'checking')).toMatchObject({ context: 'demo', requestId: 'req-In.1' });
   });
@@ -58,8 +58,8 @@ describe('the request id across gRPC', () => {
     process.env.ZITI_IN_PROCESS = 'off';
     try {
       const seen: (string | undefined)[] = [];
-      const grpc = await startGrpcServer('127.0.0.1', 0, [recording(seen)], 'demo');
-      const client = grpcClient(HealthServiceClient, grpc.address);
+      const grpc = await startGrpcServer('127.0.0.1', 0, [recording(seen)], 'policy');
+      const client = grpcClient(HealthServiceClient, grpc.address, 'gateway', 'policy');
       closers.push(() => client.close(), () => grpc.stop());
       await runWithRequest({ requestId: 'req-Net-2' }, () => check(client));
       expect(seen).toEqual(['req-Net-2']);
@@ -73,9 +73,9 @@ describe('the request id across gRPC', () => {
     process.env.ZITI_IN_PROCESS = 'off';
     try {
       const seen: (string | undefined)[] = [];
-      const grpc = await startGrpcServer('127.0.0.1', 0, [recording(seen)], 'demo');
+      const grpc = await startGrpcServer('127.0.0.1', 0, [recording(seen)], 'policy');
       // A plain generated client: what any peer could send.
-      const raw = new HealthServiceClient(grpc.address, credentials.createInsecure());
+      const raw = new HealthServiceClient(grpc.address, internalChannelCredentials('gateway', 'policy'));
       closers.push(() => raw.close(), () => grpc.stop());
       for (const bad of ['has space', 'x'.repeat(65), 'quote"']) {
         const md = new Metadata();

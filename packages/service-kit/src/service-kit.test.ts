@@ -1,14 +1,14 @@
-import { Metadata, Server, ServerCredentials, type ServiceError, type UntypedServiceImplementation, credentials, status } from '@grpc/grpc-js';
+import { Metadata, Server, type ServiceError, type UntypedServiceImplementation, experimental, status } from '@grpc/grpc-js';
 import { spawnSync } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HealthServiceClient, type HealthServiceServer, HealthServiceService } from '@ziti/proto';
-import { grpcClient, healthService, inProcessEnabled, intEnv, listenHttp, localHttpApp, requireEnv, startGrpcServer } from './index.js';
+import { grpcClient, healthService, inProcessEnabled, intEnv, internalChannelCredentials, internalCredentials, internalRequest, listenHttp, localHttpApp, requireEnv, startGrpcServer } from './index.js';
 
 describe('service-kit', () => {
   it('serves the health service over gRPC on an ephemeral port', async () => {
     let ready = false;
-    const grpc = await startGrpcServer('127.0.0.1', 0, [healthService('demo', async () => ready)]);
-    const client = new HealthServiceClient(grpc.address, credentials.createInsecure());
+    const grpc = await startGrpcServer('127.0.0.1', 0, [healthService('demo', async () => ready)], 'policy');
+    const client = new HealthServiceClient(grpc.address, internalChannelCredentials('gateway', 'policy'));
     const check = () =>
       new Promise<{ service: string; ready: boolean }>((res, rej) => client.check({}, (err, r) => (err ? rej(err) : res(r))));
     expect(await check()).toEqual({ service: 'demo', ready: false });
@@ -26,11 +26,12 @@ describe('service-kit', () => {
 
   it('listens with a request listener and closes', async () => {
     const app = jsonApp;
-    const http = await listenHttp(app, '127.0.0.1', 0);
+    const http = await listenHttp(app, '127.0.0.1', 0, 'policy');
     expect(http.port).toBeGreaterThan(0);
-    expect(await (await fetch(`${http.url}/x`)).json()).toEqual({ ok: true });
+    expect(http.url).toMatch(/^https:/);
+    expect((await internalRequest(`${http.url}/x`, { as: 'gateway' })).json).toEqual({ ok: true });
     await http.close();
-    await expect(fetch(`${http.url}/x`)).rejects.toThrow();
+    await expect(internalRequest(`${http.url}/x`, { as: 'gateway' })).rejects.toThrow();
   });
 
   it('parses environment values and names the key when one is wrong', () => {
@@ -54,8 +55,8 @@ describe('service-kit', () => {
     it('calls a server of the same process directly, with the messages copied through their wire form', async () => {
       const seen: { request: unknown; peer: string }[] = [];
       const reply = { service: 'demo', ready: true };
-      const grpc = await startGrpcServer('127.0.0.1', 0, [controlled((call, cb) => (seen.push({ request: call.request, peer: call.getPeer() }), cb(null, reply)))]);
-      const client = grpcClient(HealthServiceClient, grpc.address);
+      const grpc = await startGrpcServer('127.0.0.1', 0, [controlled((call, cb) => (seen.push({ request: call.request, peer: call.getPeer() }), cb(null, reply)))], 'policy');
+      const client = grpcClient(HealthServiceClient, grpc.address, 'gateway', 'policy');
       const request = {};
       const answer = await new Promise<{ service: string; ready: boolean }>((res, rej) => client.check(request, (err, r) => (err ? rej(err) : res(r))));
       expect(answer).toEqual(reply);
@@ -73,8 +74,8 @@ describe('service-kit', () => {
       md.set('ziti-error-code', 'NOT_FOUND');
       const grpc = await startGrpcServer('127.0.0.1', 0, [
         controlled((_call, cb) => (mode === 'fail' ? cb({ code: status.NOT_FOUND, details: 'no such thing', metadata: md }) : undefined)),
-      ]);
-      const client = grpcClient(HealthServiceClient, grpc.address);
+      ], 'policy');
+      const client = grpcClient(HealthServiceClient, grpc.address, 'gateway', 'policy');
       await expect(check(client)).rejects.toMatchObject({ code: status.NOT_FOUND, details: 'no such thing' });
       await check(client).catch((err: ServiceError) => expect(err.metadata.get('ziti-error-code')).toEqual(['NOT_FOUND']));
       mode = 'hang';
@@ -85,13 +86,14 @@ describe('service-kit', () => {
     });
 
     it('goes over the network when no server of this process is registered at the address', async () => {
-      // A plain grpc-js server (as another process would run): not registered, so reached through its port.
+      // A plain grpc-js server (as another process would run, with policy's identity): not registered, so reached through its port.
       const server = new Server();
+      const policy = internalCredentials('policy');
       const peers: string[] = [];
       const binding = controlled((call, cb) => (peers.push(call.getPeer()), cb(null, { service: 'remote', ready: true })));
       server.addService(binding.definition, binding.implementation);
-      const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
-      const client = grpcClient(HealthServiceClient, `127.0.0.1:${port}`);
+      const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', experimental.createCertificateProviderServerCredentials(policy, policy, true), (e, p) => (e ? rej(e) : res(p))));
+      const client = grpcClient(HealthServiceClient, `127.0.0.1:${port}`, 'gateway', 'policy');
       expect(await check(client)).toEqual({ service: 'remote', ready: true });
       expect(peers[0]).toMatch(/^(ipv4:)?127\.0\.0\.1:\d+$/);
       client.close();
@@ -103,12 +105,12 @@ describe('service-kit', () => {
       expect(inProcessEnabled({ ZITI_IN_PROCESS: 'off' })).toBe(false);
       process.env.ZITI_IN_PROCESS = 'off';
       try {
-        const http = await listenHttp(jsonApp, '127.0.0.1', 0);
+        const http = await listenHttp(jsonApp, '127.0.0.1', 0, 'policy');
         expect(localHttpApp(http.url)).toBeUndefined();
         await http.close();
         const peers: string[] = [];
-        const grpc = await startGrpcServer('127.0.0.1', 0, [controlled((call, cb) => (peers.push(call.getPeer()), cb(null, { service: 'x', ready: true })))]);
-        const client = grpcClient(HealthServiceClient, grpc.address);
+        const grpc = await startGrpcServer('127.0.0.1', 0, [controlled((call, cb) => (peers.push(call.getPeer()), cb(null, { service: 'x', ready: true })))], 'policy');
+        const client = grpcClient(HealthServiceClient, grpc.address, 'gateway', 'policy');
         await check(client);
         expect(peers[0]).not.toBe('in-process');
         client.close();
@@ -120,7 +122,7 @@ describe('service-kit', () => {
 
     it('registers a listening app under its URL until it closes', async () => {
       const app = (req: IncomingMessage, res: ServerResponse) => jsonApp(req, res);
-      const http = await listenHttp(app, '127.0.0.1', 0);
+      const http = await listenHttp(app, '127.0.0.1', 0, 'policy');
       expect(localHttpApp(http.url)).toBe(app);
       expect(localHttpApp(`${http.url}/`)).toBe(app);
       await http.close();

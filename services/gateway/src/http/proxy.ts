@@ -181,7 +181,7 @@ function internalAgent(owner: ContextName): Agent {
   const creds = internalCredentials('gateway');
   // Idle upstream sockets are dropped well before the services' keep-alive timeout (65 s), so a
   // request never lands on a socket the upstream is closing.
-  const agent = new Agent({ keepAlive: true, timeout: 30_000, ...creds.tlsOptions(), checkServerIdentity: expectServer(owner) });
+  const agent = new Agent({ keepAlive: true, timeout: 30_000, ...creds.tlsOptions(), servername: owner, checkServerIdentity: expectServer(owner) });
   creds.onUpdate(() => Object.assign((agent as unknown as { options: object }).options, creds.tlsOptions()));
   return agent;
 }
