@@ -1,7 +1,7 @@
 // The Kubernetes manifests cannot be applied here (no cluster, no container engine), so this
-// checks what can be checked offline: every file parses, the kustomization lists them all, and the
-// references between objects (selectors, named ports, ConfigMaps and Secrets, HPA targets, the
-// entry points the commands run) hold.
+// checks what can be checked offline: every file parses, the kustomization lists them all, the
+// references between objects (selectors, named ports, ConfigMaps and Secrets, HPA
+// targets, the entry points the commands run) hold, and each pod gets only the secrets it uses.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
@@ -16,7 +16,7 @@ function load(file: string): Obj[] {
   return (loadAll(readFileSync(join(K8S, file), 'utf8')) as (Obj | null)[]).filter((d): d is Obj => d !== null);
 }
 
-const kustomization = load('kustomization.yaml')[0] as unknown as { resources: string[] };
+const kustomization = load('kustomization.yaml')[0] as unknown as { namespace: string; resources: string[] };
 const objects = kustomization.resources.flatMap(load);
 const byKind = (kind: string) => objects.filter((o) => o.kind === kind);
 const named = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
@@ -27,6 +27,37 @@ function expectEntry(command: string[]): void {
   const source = command[1].replace('/dist/', '/src/').replace(/\.js$/, '.ts');
   expect(existsSync(join(ROOT, source)) ? 'present' : `missing ${source}`).toBe('present');
 }
+
+/** The secret keys each workload reads (its env name is the key's name); nothing else. */
+const SECRET_KEYS: Record<string, string[]> = {
+  gateway: ['ZITI_INTERNAL_SECRET', 'ZITI_SERVER_KEY_SECRET', 'NATS_URL', 'REDIS_URL'],
+  'identity-auth': ['ZITI_INTERNAL_SECRET', 'ZITI_MFA_SECRET', 'ZITI_PWD', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  'pki-enrollment': ['ZITI_INTERNAL_SECRET', 'ZITI_PKI_KEY', 'ZITI_SERVER_KEY_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  policy: ['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  session: ['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  posture: ['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  ...Object.fromEntries(CONTEXTS.map((c) => [`migrate-${c}`, ['DATABASE_URL']])),
+};
+
+/** Deployments and Jobs by name, with their pod templates. */
+const workloads = () => [...byKind('Deployment'), ...byKind('Job')].map((w) => ({ name: w.metadata.name, pod: w.spec.template }));
+const allContainers = (pod: any): any[] => [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+
+/** Every secretKeyRef of a pod: env name → Secret and key. */
+function secretRefs(pod: any): Record<string, { name: string; key: string }> {
+  const refs: Record<string, { name: string; key: string }> = {};
+  for (const c of allContainers(pod)) {
+    for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) refs[e.name] = e.valueFrom.secretKeyRef;
+  }
+  return refs;
+}
+
+/** The Secrets a pod mounts as files. */
+const secretVolumes = (pod: any): string[] =>
+  (pod.spec.volumes ?? []).flatMap((v: any) => [
+    ...(v.secret ? [v.secret.secretName] : []),
+    ...(v.projected?.sources ?? []).filter((s: any) => s.secret).map((s: any) => s.secret.name),
+  ]);
 
 describe('deploy/k8s manifests', () => {
   it('lists every manifest in the kustomization, and each object is well-formed', () => {
@@ -50,15 +81,11 @@ describe('deploy/k8s manifests', () => {
           expect(ports).toContain((probe.httpGet ?? probe.tcpSocket).port);
         }
         expect(c.resources.requests).toBeDefined();
-        for (const ref of c.envFrom ?? []) {
-          if (ref.configMapRef) expect(named('ConfigMap', ref.configMapRef.name)).toBeDefined();
-          if (ref.secretRef) expect(named('Secret', ref.secretRef.name)).toBeDefined();
-        }
+        for (const ref of c.envFrom ?? []) expect(named('ConfigMap', ref.configMapRef?.name)).toBeDefined();
       }
     }
     const gw = named('Deployment', 'gateway')!.spec.template.spec;
     expect(gw.containers[0].readinessProbe.httpGet).toEqual(expect.objectContaining({ scheme: 'HTTPS', path: '/ziti-internal/readyz' }));
-    expect(gw.volumes.find((v: any) => v.secret)?.secret.secretName).toBe('ziti-gateway-pki');
     // Snapshots land on a claimed volume mounted where ZITI_SNAPSHOT_DIR points, not in the pod.
     const snapshotDir = named('ConfigMap', 'ziti-config')!.data.ZITI_SNAPSHOT_DIR;
     const mount = gw.containers[0].volumeMounts.find((m: any) => m.mountPath === snapshotDir);
@@ -110,12 +137,10 @@ describe('deploy/k8s manifests', () => {
     for (const h of hpas) expect(named('Deployment', h.spec.scaleTargetRef.name)).toBeDefined();
   });
 
-  it('keeps the internal secret and the server URLs in the Secret, and only strings in ConfigMaps and Secrets', () => {
-    for (const o of [...byKind('ConfigMap'), ...byKind('Secret')]) {
-      for (const v of Object.values({ ...o.data, ...o.stringData })) expect(typeof v).toBe('string');
+  it('keeps only strings in ConfigMaps', () => {
+    for (const o of byKind('ConfigMap')) {
+      for (const v of Object.values({ ...o.data })) expect(typeof v).toBe('string');
     }
-    const secret = named('Secret', 'ziti-secrets')!;
-    expect(Object.keys(secret.stringData)).toEqual(expect.arrayContaining(['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL']));
   });
 
   it('gives the gateway and identity-auth one controller id (ZITI_INSTANCE_ID), the same on every replica', () => {
@@ -149,4 +174,42 @@ describe('deploy/k8s manifests', () => {
     expect(init.command.join(' ')).toMatch(/\|\| echo /);
     expect(gw.volumes.find((v: any) => v.name === mount.name)?.emptyDir).toBeDefined();
   });
+
+  it('holds no secret: no Secret object, no placeholder value anywhere', () => {
+    // The Secrets are made by create-secrets.sh with generated keys (deploy-secrets.test.ts).
+    expect(byKind('Secret')).toEqual([]);
+    expect(JSON.stringify(objects)).not.toMatch(/change-?me/i);
+  });
+
+  it('gives each process only the secret keys it uses, from one Secret per purpose', () => {
+    const wls = workloads();
+    expect(wls.map((w) => w.name).sort()).toEqual(Object.keys(SECRET_KEYS).sort());
+    const sources = new Map<string, Set<string>>();
+    for (const { name, pod } of wls) {
+      for (const c of allContainers(pod)) {
+        // No whole Secret in the environment: its other keys would reach the pod too.
+        expect({ name, c: c.name, secretRefs: (c.envFrom ?? []).filter((r: any) => r.secretRef) }).toEqual({ name, c: c.name, secretRefs: [] });
+      }
+      // The console's init container gets no secret at all.
+      for (const c of pod.spec.initContainers ?? []) expect((c.env ?? []).filter((e: any) => e.valueFrom)).toEqual([]);
+      const refs = secretRefs(pod);
+      expect({ name, keys: Object.keys(refs).sort() }).toEqual({ name, keys: [...SECRET_KEYS[name]].sort() });
+      for (const [env, ref] of Object.entries(refs)) {
+        expect(ref.key).toBe(env);
+        sources.set(env, (sources.get(env) ?? new Set()).add(ref.name));
+      }
+      // Nor the service account's API token: no process calls the Kubernetes API.
+      expect({ name, automount: pod.spec.automountServiceAccountToken }).toEqual({ name, automount: false });
+      // No Secret mounted as files (the gateway's TLS comes from pki-enrollment: no controller PKI, no CA key).
+      expect({ name, volumes: secretVolumes(pod) }).toEqual({ name, volumes: [] });
+    }
+    // A value every process must share comes from one Secret; each context has its own database Secret,
+    // the one its migration Job reads.
+    for (const [env, names] of sources) if (env !== 'DATABASE_URL') expect({ env, secrets: names.size }).toEqual({ env, secrets: 1 });
+    const database = (w: string) => secretRefs(wls.find((x) => x.name === w)!.pod).DATABASE_URL.name;
+    for (const c of CONTEXTS) expect(database(`migrate-${c}`)).toBe(database(c));
+    expect(new Set(CONTEXTS.map(database)).size).toBe(CONTEXTS.length);
+  });
+
+
 });
