@@ -1,6 +1,6 @@
 // The Kubernetes manifests cannot be applied here (no cluster, no container engine), so this
 // checks what can be checked offline: every file parses, the kustomization lists them all, the
-// references between objects (selectors, named ports, ConfigMaps and Secrets, HPA
+// references between objects (selectors, named ports, ConfigMaps, Secrets and certificates, HPA
 // targets, the entry points the commands run) hold, and each pod gets only the secrets it uses.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +9,8 @@ import { loadAll } from 'js-yaml';
 const ROOT = join(__dirname, '..', '..', '..');
 const K8S = join(ROOT, 'deploy', 'k8s');
 const CONTEXTS = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture'];
+const PROCESSES = ['gateway', ...CONTEXTS];
+const TLS_DIR = '/etc/ziti/internal-tls';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string }; spec?: any; data?: any; stringData?: any };
 
@@ -200,8 +202,8 @@ describe('deploy/k8s manifests', () => {
       }
       // Nor the service account's API token: no process calls the Kubernetes API.
       expect({ name, automount: pod.spec.automountServiceAccountToken }).toEqual({ name, automount: false });
-      // No Secret mounted as files (the gateway's TLS comes from pki-enrollment: no controller PKI, no CA key).
-      expect({ name, volumes: secretVolumes(pod) }).toEqual({ name, volumes: [] });
+      // The one Secret mounted as files is the pod's own internal certificate (no controller PKI, no CA key).
+      expect({ name, volumes: secretVolumes(pod) }).toEqual({ name, volumes: name.startsWith('migrate-') ? [] : [`${name}-internal-tls`] });
     }
     // A value every process must share comes from one Secret; each context has its own database Secret,
     // the one its migration Job reads.
@@ -209,6 +211,47 @@ describe('deploy/k8s manifests', () => {
     const database = (w: string) => secretRefs(wls.find((x) => x.name === w)!.pod).DATABASE_URL.name;
     for (const c of CONTEXTS) expect(database(`migrate-${c}`)).toBe(database(c));
     expect(new Set(CONTEXTS.map(database)).size).toBe(CONTEXTS.length);
+  });
+
+  it('mounts each process its own internal certificate, read-only, where ZITI_INTERNAL_TLS_DIR points', () => {
+    for (const name of PROCESSES) {
+      const pod = named('Deployment', name)!.spec.template.spec;
+      const [c] = pod.containers;
+      expect(c.env.find((e: { name: string }) => e.name === 'ZITI_INTERNAL_TLS_DIR')).toEqual({ name: 'ZITI_INTERNAL_TLS_DIR', value: TLS_DIR });
+      // No subPath: the kubelet would not update the files when cert-manager renews the certificate.
+      expect(c.volumeMounts.find((m: any) => m.mountPath === TLS_DIR)).toEqual({ name: 'internal-tls', mountPath: TLS_DIR, readOnly: true });
+      const secretName = pod.volumes.find((v: any) => v.name === 'internal-tls').secret.secretName;
+      const cert = byKind('Certificate').find((x) => x.spec.secretName === secretName);
+      expect({ name, commonName: cert?.spec.commonName }).toEqual({ name, commonName: name });
+    }
+  });
+
+  it('issues the internal certificates from a CA of their own: ECDSA P-256, 90 days renewed at 60, server and client auth', () => {
+    const certs = byKind('Certificate');
+    const issuer = (ref: any) => {
+      expect(ref).toEqual({ name: expect.any(String), kind: 'Issuer', group: 'cert-manager.io' });
+      return named('Issuer', ref.name)!;
+    };
+    const [ca, ...others] = certs.filter((x) => x.spec.isCA);
+    expect(others).toEqual([]);
+    expect(ca.spec.privateKey).toEqual(expect.objectContaining({ algorithm: 'ECDSA', size: 256 }));
+    expect(issuer(ca.spec.issuerRef).spec).toEqual({ selfSigned: {} });
+    const leaves = certs.filter((x) => !x.spec.isCA);
+    expect(leaves.map((x) => x.spec.commonName).sort()).toEqual([...PROCESSES].sort());
+    for (const x of leaves) {
+      const svc = named('Service', x.spec.commonName)!.metadata.name;
+      expect(x.spec).toEqual(
+        expect.objectContaining({
+          secretName: `${x.spec.commonName}-internal-tls`,
+          dnsNames: expect.arrayContaining([svc, `${svc}.${kustomization.namespace}.svc`]),
+          duration: '2160h',
+          renewBefore: '720h',
+          privateKey: expect.objectContaining({ algorithm: 'ECDSA', size: 256 }),
+          usages: expect.arrayContaining(['server auth', 'client auth']),
+        }),
+      );
+      expect(issuer(x.spec.issuerRef).spec).toEqual({ ca: { secretName: ca.spec.secretName } });
+    }
   });
 
 
