@@ -1,7 +1,8 @@
 // The Kubernetes manifests cannot be applied here (no cluster, no container engine), so this
 // checks what can be checked offline: every file parses, the kustomization lists them all, the
 // references between objects (selectors, named ports, ConfigMaps, Secrets and certificates, HPA
-// targets, the entry points the commands run) hold, and each pod gets only the secrets it uses.
+// targets, the entry points the commands run) hold, each pod gets only the secrets it uses, and
+// the NetworkPolicies admit each port only from the processes that call it.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
@@ -41,6 +42,15 @@ const SECRET_KEYS: Record<string, string[]> = {
   ...Object.fromEntries(CONTEXTS.map((c) => [`migrate-${c}`, ['DATABASE_URL']])),
 };
 
+/** Who calls each context's gRPC port (checked against the services' configuration below). */
+const GRPC_CALLERS: Record<string, string[]> = {
+  'identity-auth': ['gateway', 'pki-enrollment', 'policy', 'posture'],
+  'pki-enrollment': ['gateway', 'identity-auth', 'policy', 'session'],
+  policy: ['gateway', 'identity-auth', 'posture', 'session'],
+  session: ['gateway'],
+  posture: ['gateway', 'policy', 'session'],
+};
+
 /** Deployments and Jobs by name, with their pod templates. */
 const workloads = () => [...byKind('Deployment'), ...byKind('Job')].map((w) => ({ name: w.metadata.name, pod: w.spec.template }));
 const allContainers = (pod: any): any[] => [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
@@ -60,6 +70,42 @@ const secretVolumes = (pod: any): string[] =>
     ...(v.secret ? [v.secret.secretName] : []),
     ...(v.projected?.sources ?? []).filter((s: any) => s.secret).map((s: any) => s.secret.name),
   ]);
+
+const NAME = 'app.kubernetes.io/name';
+const selects = (selector: any, labels: Record<string, string>): boolean => {
+  if (selector.matchExpressions) throw new Error('matchExpressions: not handled by this check');
+  return Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+};
+
+/** One `from` peer as `pod:<name>` or `namespace:<name>`; other shapes are refused, not guessed. */
+function peer(p: any): string {
+  const keys = Object.keys(p);
+  const labels = (sel: any) => (sel.matchExpressions ? undefined : JSON.stringify(sel.matchLabels ?? {}));
+  if (keys.length === 1 && keys[0] === 'podSelector' && labels(p.podSelector) === JSON.stringify({ [NAME]: p.podSelector.matchLabels?.[NAME] })) {
+    return `pod:${p.podSelector.matchLabels[NAME]}`;
+  }
+  const ns = 'kubernetes.io/metadata.name';
+  if (keys.length === 1 && keys[0] === 'namespaceSelector' && labels(p.namespaceSelector) === JSON.stringify({ [ns]: p.namespaceSelector.matchLabels?.[ns] })) {
+    return `namespace:${p.namespaceSelector.matchLabels[ns]}`;
+  }
+  throw new Error(`peer not handled by this check: ${JSON.stringify(p)}`);
+}
+
+/** Who the NetworkPolicies admit to a container port of pods with these labels (`anywhere`, `pod:x`, `namespace:y`). */
+function admitted(labels: Record<string, string>, port: { name: string; containerPort: number }): string[] {
+  const from = new Set<string>();
+  for (const np of byKind('NetworkPolicy')) {
+    if (!np.spec.policyTypes?.includes('Ingress') || !selects(np.spec.podSelector, labels)) continue;
+    for (const rule of np.spec.ingress ?? []) {
+      const ports = rule.ports as { port?: number | string; protocol?: string }[] | undefined;
+      const matches = !ports || ports.some((p) => (p.protocol ?? 'TCP') === 'TCP' && (p.port === undefined || p.port === port.containerPort || p.port === port.name));
+      if (!matches) continue;
+      if (!rule.from?.length) from.add('anywhere');
+      for (const p of rule.from ?? []) from.add(peer(p));
+    }
+  }
+  return [...from].sort();
+}
 
 describe('deploy/k8s manifests', () => {
   it('lists every manifest in the kustomization, and each object is well-formed', () => {
@@ -99,6 +145,8 @@ describe('deploy/k8s manifests', () => {
   it('has every pod scraped by Prometheus on a metrics port of its own, the one ZITI_METRICS_PORT sets', () => {
     const port = named('ConfigMap', 'ziti-config')!.data.ZITI_METRICS_PORT;
     expect(port).toBe('9100');
+    // Every pod interface: the NetworkPolicies decide who reaches it (below).
+    expect(named('ConfigMap', 'ziti-config')!.data.ZITI_METRICS_HOST).toBe('0.0.0.0');
     for (const d of byKind('Deployment')) {
       const pod = d.spec.template;
       expect({ name: d.metadata.name, annotations: pod.metadata.annotations }).toEqual({
@@ -254,5 +302,39 @@ describe('deploy/k8s manifests', () => {
     }
   });
 
+  it('denies ingress by default and admits each port only from the processes that call it', () => {
+    const deny = byKind('NetworkPolicy').filter((np) => Object.keys(np.spec.podSelector).length === 0 && np.spec.policyTypes.includes('Ingress') && !np.spec.ingress?.length);
+    expect(deny).toHaveLength(1);
+    for (const d of byKind('Deployment')) {
+      const name = d.metadata.name;
+      const labels = d.spec.template.metadata.labels;
+      for (const port of d.spec.template.spec.containers[0].ports) {
+        const expected: Record<string, string[]> = {
+          https: ['anywhere'],
+          http: ['pod:gateway'],
+          grpc: (GRPC_CALLERS[name] ?? []).map((c) => `pod:${c}`).sort(),
+          metrics: ['namespace:monitoring'],
+        };
+        expect({ name, port: port.name, from: admitted(labels, port) }).toEqual({ name, port: port.name, from: expected[port.name] });
+      }
+    }
+    // Every policy selects pods that exist (one that selects none is a typo the loop above cannot see).
+    for (const np of byKind('NetworkPolicy')) {
+      const selected = byKind('Deployment').filter((d) => selects(np.spec.podSelector, d.spec.template.metadata.labels));
+      expect({ policy: np.metadata.name, selected: selected.length > 0 }).toEqual({ policy: np.metadata.name, selected: true });
+    }
+  });
 
+  it('admits a gRPC port from exactly the processes whose configuration names its address, and HTTP from the gateway only', () => {
+    const env = (c: string) => c.toUpperCase().replace(/-/g, '_');
+    const reads = (p: string, suffix: string) => {
+      const source = readFileSync(join(ROOT, 'services', p, 'src', 'config.ts'), 'utf8');
+      return CONTEXTS.filter((c) => new RegExp(`\\b${env(c)}_${suffix}\\b`).test(source));
+    };
+    for (const c of CONTEXTS) {
+      const callers = PROCESSES.filter((p) => p !== c && reads(p, 'GRPC').includes(c));
+      expect({ context: c, callers: callers.sort() }).toEqual({ context: c, callers: [...GRPC_CALLERS[c]].sort() });
+      expect({ context: c, httpCallers: PROCESSES.filter((p) => p !== c && reads(p, 'URL').includes(c)) }).toEqual({ context: c, httpCallers: ['gateway'] });
+    }
+  });
 });
