@@ -1,7 +1,8 @@
 // The Kubernetes manifests cannot be applied here (no cluster, no container engine), so this
-// checks what can be checked offline: every file parses, the kustomization lists them all, and the
-// references between objects (selectors, named ports, ConfigMaps and Secrets, HPA targets, the
-// entry points the commands run) hold.
+// checks what can be checked offline: every file parses, the kustomization lists them all, the
+// references between objects (selectors, named ports, ConfigMaps, Secrets and certificates, HPA
+// targets, the entry points the commands run) hold, each pod gets only the secrets it uses, and
+// the NetworkPolicies admit each port only from the processes that call it.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
@@ -9,6 +10,8 @@ import { loadAll } from 'js-yaml';
 const ROOT = join(__dirname, '..', '..', '..');
 const K8S = join(ROOT, 'deploy', 'k8s');
 const CONTEXTS = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture'];
+const PROCESSES = ['gateway', ...CONTEXTS];
+const TLS_DIR = '/etc/ziti/internal-tls';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string }; spec?: any; data?: any; stringData?: any };
 
@@ -16,7 +19,7 @@ function load(file: string): Obj[] {
   return (loadAll(readFileSync(join(K8S, file), 'utf8')) as (Obj | null)[]).filter((d): d is Obj => d !== null);
 }
 
-const kustomization = load('kustomization.yaml')[0] as unknown as { resources: string[] };
+const kustomization = load('kustomization.yaml')[0] as unknown as { namespace: string; resources: string[] };
 const objects = kustomization.resources.flatMap(load);
 const byKind = (kind: string) => objects.filter((o) => o.kind === kind);
 const named = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
@@ -26,6 +29,82 @@ function expectEntry(command: string[]): void {
   expect(command[0]).toBe('node');
   const source = command[1].replace('/dist/', '/src/').replace(/\.js$/, '.ts');
   expect(existsSync(join(ROOT, source)) ? 'present' : `missing ${source}`).toBe('present');
+}
+
+/** The secret keys each workload reads (its env name is the key's name); nothing else. */
+const SECRET_KEYS: Record<string, string[]> = {
+  gateway: ['ZITI_INTERNAL_SECRET', 'ZITI_SERVER_KEY_SECRET', 'NATS_URL', 'REDIS_URL'],
+  'identity-auth': ['ZITI_INTERNAL_SECRET', 'ZITI_MFA_SECRET', 'ZITI_PWD', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  'pki-enrollment': ['ZITI_INTERNAL_SECRET', 'ZITI_PKI_KEY', 'ZITI_SERVER_KEY_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  policy: ['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  session: ['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  posture: ['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  ...Object.fromEntries(CONTEXTS.map((c) => [`migrate-${c}`, ['DATABASE_URL']])),
+};
+
+/** Who calls each context's gRPC port (checked against the services' configuration below). */
+const GRPC_CALLERS: Record<string, string[]> = {
+  'identity-auth': ['gateway', 'pki-enrollment', 'policy', 'posture'],
+  'pki-enrollment': ['gateway', 'identity-auth', 'policy', 'session'],
+  policy: ['gateway', 'identity-auth', 'posture', 'session'],
+  session: ['gateway'],
+  posture: ['gateway', 'policy', 'session'],
+};
+
+/** Deployments and Jobs by name, with their pod templates. */
+const workloads = () => [...byKind('Deployment'), ...byKind('Job')].map((w) => ({ name: w.metadata.name, pod: w.spec.template }));
+const allContainers = (pod: any): any[] => [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+
+/** Every secretKeyRef of a pod: env name → Secret and key. */
+function secretRefs(pod: any): Record<string, { name: string; key: string }> {
+  const refs: Record<string, { name: string; key: string }> = {};
+  for (const c of allContainers(pod)) {
+    for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) refs[e.name] = e.valueFrom.secretKeyRef;
+  }
+  return refs;
+}
+
+/** The Secrets a pod mounts as files. */
+const secretVolumes = (pod: any): string[] =>
+  (pod.spec.volumes ?? []).flatMap((v: any) => [
+    ...(v.secret ? [v.secret.secretName] : []),
+    ...(v.projected?.sources ?? []).filter((s: any) => s.secret).map((s: any) => s.secret.name),
+  ]);
+
+const NAME = 'app.kubernetes.io/name';
+const selects = (selector: any, labels: Record<string, string>): boolean => {
+  if (selector.matchExpressions) throw new Error('matchExpressions: not handled by this check');
+  return Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+};
+
+/** One `from` peer as `pod:<name>` or `namespace:<name>`; other shapes are refused, not guessed. */
+function peer(p: any): string {
+  const keys = Object.keys(p);
+  const labels = (sel: any) => (sel.matchExpressions ? undefined : JSON.stringify(sel.matchLabels ?? {}));
+  if (keys.length === 1 && keys[0] === 'podSelector' && labels(p.podSelector) === JSON.stringify({ [NAME]: p.podSelector.matchLabels?.[NAME] })) {
+    return `pod:${p.podSelector.matchLabels[NAME]}`;
+  }
+  const ns = 'kubernetes.io/metadata.name';
+  if (keys.length === 1 && keys[0] === 'namespaceSelector' && labels(p.namespaceSelector) === JSON.stringify({ [ns]: p.namespaceSelector.matchLabels?.[ns] })) {
+    return `namespace:${p.namespaceSelector.matchLabels[ns]}`;
+  }
+  throw new Error(`peer not handled by this check: ${JSON.stringify(p)}`);
+}
+
+/** Who the NetworkPolicies admit to a container port of pods with these labels (`anywhere`, `pod:x`, `namespace:y`). */
+function admitted(labels: Record<string, string>, port: { name: string; containerPort: number }): string[] {
+  const from = new Set<string>();
+  for (const np of byKind('NetworkPolicy')) {
+    if (!np.spec.policyTypes?.includes('Ingress') || !selects(np.spec.podSelector, labels)) continue;
+    for (const rule of np.spec.ingress ?? []) {
+      const ports = rule.ports as { port?: number | string; protocol?: string }[] | undefined;
+      const matches = !ports || ports.some((p) => (p.protocol ?? 'TCP') === 'TCP' && (p.port === undefined || p.port === port.containerPort || p.port === port.name));
+      if (!matches) continue;
+      if (!rule.from?.length) from.add('anywhere');
+      for (const p of rule.from ?? []) from.add(peer(p));
+    }
+  }
+  return [...from].sort();
 }
 
 describe('deploy/k8s manifests', () => {
@@ -50,15 +129,11 @@ describe('deploy/k8s manifests', () => {
           expect(ports).toContain((probe.httpGet ?? probe.tcpSocket).port);
         }
         expect(c.resources.requests).toBeDefined();
-        for (const ref of c.envFrom ?? []) {
-          if (ref.configMapRef) expect(named('ConfigMap', ref.configMapRef.name)).toBeDefined();
-          if (ref.secretRef) expect(named('Secret', ref.secretRef.name)).toBeDefined();
-        }
+        for (const ref of c.envFrom ?? []) expect(named('ConfigMap', ref.configMapRef?.name)).toBeDefined();
       }
     }
     const gw = named('Deployment', 'gateway')!.spec.template.spec;
     expect(gw.containers[0].readinessProbe.httpGet).toEqual(expect.objectContaining({ scheme: 'HTTPS', path: '/ziti-internal/readyz' }));
-    expect(gw.volumes.find((v: any) => v.secret)?.secret.secretName).toBe('ziti-gateway-pki');
     // Snapshots land on a claimed volume mounted where ZITI_SNAPSHOT_DIR points, not in the pod.
     const snapshotDir = named('ConfigMap', 'ziti-config')!.data.ZITI_SNAPSHOT_DIR;
     const mount = gw.containers[0].volumeMounts.find((m: any) => m.mountPath === snapshotDir);
@@ -70,6 +145,8 @@ describe('deploy/k8s manifests', () => {
   it('has every pod scraped by Prometheus on a metrics port of its own, the one ZITI_METRICS_PORT sets', () => {
     const port = named('ConfigMap', 'ziti-config')!.data.ZITI_METRICS_PORT;
     expect(port).toBe('9100');
+    // Every pod interface: the NetworkPolicies decide who reaches it (below).
+    expect(named('ConfigMap', 'ziti-config')!.data.ZITI_METRICS_HOST).toBe('0.0.0.0');
     for (const d of byKind('Deployment')) {
       const pod = d.spec.template;
       expect({ name: d.metadata.name, annotations: pod.metadata.annotations }).toEqual({
@@ -110,12 +187,10 @@ describe('deploy/k8s manifests', () => {
     for (const h of hpas) expect(named('Deployment', h.spec.scaleTargetRef.name)).toBeDefined();
   });
 
-  it('keeps the internal secret and the server URLs in the Secret, and only strings in ConfigMaps and Secrets', () => {
-    for (const o of [...byKind('ConfigMap'), ...byKind('Secret')]) {
-      for (const v of Object.values({ ...o.data, ...o.stringData })) expect(typeof v).toBe('string');
+  it('keeps only strings in ConfigMaps', () => {
+    for (const o of byKind('ConfigMap')) {
+      for (const v of Object.values({ ...o.data })) expect(typeof v).toBe('string');
     }
-    const secret = named('Secret', 'ziti-secrets')!;
-    expect(Object.keys(secret.stringData)).toEqual(expect.arrayContaining(['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL']));
   });
 
   it('gives the gateway and identity-auth one controller id (ZITI_INSTANCE_ID), the same on every replica', () => {
@@ -148,5 +223,118 @@ describe('deploy/k8s manifests', () => {
     // A failed download must not keep the gateway from starting: the script ends in a fallback.
     expect(init.command.join(' ')).toMatch(/\|\| echo /);
     expect(gw.volumes.find((v: any) => v.name === mount.name)?.emptyDir).toBeDefined();
+  });
+
+  it('holds no secret: no Secret object, no placeholder value anywhere', () => {
+    // The Secrets are made by create-secrets.sh with generated keys (deploy-secrets.test.ts).
+    expect(byKind('Secret')).toEqual([]);
+    expect(JSON.stringify(objects)).not.toMatch(/change-?me/i);
+  });
+
+  it('gives each process only the secret keys it uses, from one Secret per purpose', () => {
+    const wls = workloads();
+    expect(wls.map((w) => w.name).sort()).toEqual(Object.keys(SECRET_KEYS).sort());
+    const sources = new Map<string, Set<string>>();
+    for (const { name, pod } of wls) {
+      for (const c of allContainers(pod)) {
+        // No whole Secret in the environment: its other keys would reach the pod too.
+        expect({ name, c: c.name, secretRefs: (c.envFrom ?? []).filter((r: any) => r.secretRef) }).toEqual({ name, c: c.name, secretRefs: [] });
+      }
+      // The console's init container gets no secret at all.
+      for (const c of pod.spec.initContainers ?? []) expect((c.env ?? []).filter((e: any) => e.valueFrom)).toEqual([]);
+      const refs = secretRefs(pod);
+      expect({ name, keys: Object.keys(refs).sort() }).toEqual({ name, keys: [...SECRET_KEYS[name]].sort() });
+      for (const [env, ref] of Object.entries(refs)) {
+        expect(ref.key).toBe(env);
+        sources.set(env, (sources.get(env) ?? new Set()).add(ref.name));
+      }
+      // Nor the service account's API token: no process calls the Kubernetes API.
+      expect({ name, automount: pod.spec.automountServiceAccountToken }).toEqual({ name, automount: false });
+      // The one Secret mounted as files is the pod's own internal certificate (no controller PKI, no CA key).
+      expect({ name, volumes: secretVolumes(pod) }).toEqual({ name, volumes: name.startsWith('migrate-') ? [] : [`${name}-internal-tls`] });
+    }
+    // A value every process must share comes from one Secret; each context has its own database Secret,
+    // the one its migration Job reads.
+    for (const [env, names] of sources) if (env !== 'DATABASE_URL') expect({ env, secrets: names.size }).toEqual({ env, secrets: 1 });
+    const database = (w: string) => secretRefs(wls.find((x) => x.name === w)!.pod).DATABASE_URL.name;
+    for (const c of CONTEXTS) expect(database(`migrate-${c}`)).toBe(database(c));
+    expect(new Set(CONTEXTS.map(database)).size).toBe(CONTEXTS.length);
+  });
+
+  it('mounts each process its own internal certificate, read-only, where ZITI_INTERNAL_TLS_DIR points', () => {
+    for (const name of PROCESSES) {
+      const pod = named('Deployment', name)!.spec.template.spec;
+      const [c] = pod.containers;
+      expect(c.env.find((e: { name: string }) => e.name === 'ZITI_INTERNAL_TLS_DIR')).toEqual({ name: 'ZITI_INTERNAL_TLS_DIR', value: TLS_DIR });
+      // No subPath: the kubelet would not update the files when cert-manager renews the certificate.
+      expect(c.volumeMounts.find((m: any) => m.mountPath === TLS_DIR)).toEqual({ name: 'internal-tls', mountPath: TLS_DIR, readOnly: true });
+      const secretName = pod.volumes.find((v: any) => v.name === 'internal-tls').secret.secretName;
+      const cert = byKind('Certificate').find((x) => x.spec.secretName === secretName);
+      expect({ name, commonName: cert?.spec.commonName }).toEqual({ name, commonName: name });
+    }
+  });
+
+  it('issues the internal certificates from a CA of their own: ECDSA P-256, 90 days renewed at 60, server and client auth', () => {
+    const certs = byKind('Certificate');
+    const issuer = (ref: any) => {
+      expect(ref).toEqual({ name: expect.any(String), kind: 'Issuer', group: 'cert-manager.io' });
+      return named('Issuer', ref.name)!;
+    };
+    const [ca, ...others] = certs.filter((x) => x.spec.isCA);
+    expect(others).toEqual([]);
+    expect(ca.spec.privateKey).toEqual(expect.objectContaining({ algorithm: 'ECDSA', size: 256 }));
+    expect(issuer(ca.spec.issuerRef).spec).toEqual({ selfSigned: {} });
+    const leaves = certs.filter((x) => !x.spec.isCA);
+    expect(leaves.map((x) => x.spec.commonName).sort()).toEqual([...PROCESSES].sort());
+    for (const x of leaves) {
+      const svc = named('Service', x.spec.commonName)!.metadata.name;
+      expect(x.spec).toEqual(
+        expect.objectContaining({
+          secretName: `${x.spec.commonName}-internal-tls`,
+          dnsNames: expect.arrayContaining([svc, `${svc}.${kustomization.namespace}.svc`]),
+          duration: '2160h',
+          renewBefore: '720h',
+          privateKey: expect.objectContaining({ algorithm: 'ECDSA', size: 256 }),
+          usages: expect.arrayContaining(['server auth', 'client auth']),
+        }),
+      );
+      expect(issuer(x.spec.issuerRef).spec).toEqual({ ca: { secretName: ca.spec.secretName } });
+    }
+  });
+
+  it('denies ingress by default and admits each port only from the processes that call it', () => {
+    const deny = byKind('NetworkPolicy').filter((np) => Object.keys(np.spec.podSelector).length === 0 && np.spec.policyTypes.includes('Ingress') && !np.spec.ingress?.length);
+    expect(deny).toHaveLength(1);
+    for (const d of byKind('Deployment')) {
+      const name = d.metadata.name;
+      const labels = d.spec.template.metadata.labels;
+      for (const port of d.spec.template.spec.containers[0].ports) {
+        const expected: Record<string, string[]> = {
+          https: ['anywhere'],
+          http: ['pod:gateway'],
+          grpc: (GRPC_CALLERS[name] ?? []).map((c) => `pod:${c}`).sort(),
+          metrics: ['namespace:monitoring'],
+        };
+        expect({ name, port: port.name, from: admitted(labels, port) }).toEqual({ name, port: port.name, from: expected[port.name] });
+      }
+    }
+    // Every policy selects pods that exist (one that selects none is a typo the loop above cannot see).
+    for (const np of byKind('NetworkPolicy')) {
+      const selected = byKind('Deployment').filter((d) => selects(np.spec.podSelector, d.spec.template.metadata.labels));
+      expect({ policy: np.metadata.name, selected: selected.length > 0 }).toEqual({ policy: np.metadata.name, selected: true });
+    }
+  });
+
+  it('admits a gRPC port from exactly the processes whose configuration names its address, and HTTP from the gateway only', () => {
+    const env = (c: string) => c.toUpperCase().replace(/-/g, '_');
+    const reads = (p: string, suffix: string) => {
+      const source = readFileSync(join(ROOT, 'services', p, 'src', 'config.ts'), 'utf8');
+      return CONTEXTS.filter((c) => new RegExp(`\\b${env(c)}_${suffix}\\b`).test(source));
+    };
+    for (const c of CONTEXTS) {
+      const callers = PROCESSES.filter((p) => p !== c && reads(p, 'GRPC').includes(c));
+      expect({ context: c, callers: callers.sort() }).toEqual({ context: c, callers: [...GRPC_CALLERS[c]].sort() });
+      expect({ context: c, httpCallers: PROCESSES.filter((p) => p !== c && reads(p, 'URL').includes(c)) }).toEqual({ context: c, httpCallers: ['gateway'] });
+    }
   });
 });
