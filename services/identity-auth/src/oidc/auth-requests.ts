@@ -58,6 +58,9 @@ export const randomId = () => randomBytes(32).toString('base64url');
 /** Well-formed ids and codes only reach the cache. */
 const ID_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
+/** True for the shape of an auth request id or code (32 random bytes, base64url). */
+export const isRandomId = (v: string | undefined): v is string => v !== undefined && ID_SHAPE.test(v);
+
 /** Auth requests and codes in the shared cache, so that every replica serves every step. */
 export class AuthRequests {
   constructor(

@@ -7,6 +7,7 @@ import {
   assertStorableRequest,
   clientCertChainOf,
   hasBody,
+  headerValue,
   isJsonMediaType,
   mediaTypeOf,
   readBody,
@@ -19,6 +20,7 @@ import type { Logger } from '@ziti/log';
 import { bearerTokensOf } from '../http/access.js';
 import { clientIpOf } from '../http/authenticate.js';
 import { mfaDetail } from '../http/auth-views.js';
+import { isRandomId } from './auth-requests.js';
 import { type LoginInput, type LoginOutcome, OAuthError, type OidcProvider } from './provider.js';
 import { loginPage, totpPage } from './pages.js';
 
@@ -122,14 +124,14 @@ function prefixed(params: Params, prefix: 'env' | 'sdk'): Record<string, unknown
 
 function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
   res.statusCode = 302;
-  res.setHeader('location', location);
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.setHeader('location', headerValue(location));
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, headerValue(v));
   sendBody(res, '', 'text/plain');
 }
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.statusCode = status;
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, headerValue(v));
   sendJson(res, body);
 }
 
@@ -253,7 +255,7 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
     const callback = (id: string) => `https://${host}/oidc/authorize/callback?id=${id}`;
     const finish = (outcome: LoginOutcome, as: 'json' | 'html') => {
       if (outcome.done) return redirect(res, callback(outcome.request.id));
-      if (outcome.challenge) res.setHeader('www-authenticate', outcome.challenge);
+      if (outcome.challenge) res.setHeader('www-authenticate', headerValue(outcome.challenge));
       if (outcome.totpOpen) res.setHeader('totp-required', 'true');
       if (as === 'html') return text(res, 200, totpPage(outcome.request.id), HTML_TYPE);
       return json(res, 200, { authQueries: outcome.queries });
@@ -271,6 +273,8 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
     if (primary) {
       if (method === 'GET') {
         const id = first(query, 'authRequestID') ?? '';
+        // Never an unchecked value in a header: a malformed id names no auth request.
+        if (id !== '' && !isRandomId(id)) throw ApiError.of('INVALID_AUTH');
         res.setHeader('auth-request-id', id);
         if (primary === 'password') return text(res, 200, loginPage(id), HTML_TYPE);
         return text(res, 200, 'please POST to this URL');
@@ -294,7 +298,7 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
         return finish(await provider.login(id, primary, input), as);
       } catch (err) {
         if (as !== 'html' || !(err instanceof ApiError) || err.status >= 500) throw err;
-        for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+        for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, headerValue(v));
         if (primary === 'password') return text(res, err.status, loginPage(id ?? '', err.message), HTML_TYPE);
         return text(res, err.status, err.message);
       }
