@@ -16,6 +16,7 @@ import { ActivityRecorder, ApiSessionManager } from './domain/api-session-manage
 import { AuthPolicyManager } from './domain/auth-policy-manager.js';
 import { Authenticator } from './domain/authenticator.js';
 import { AuthenticatorManager } from './domain/authenticator-manager.js';
+import { SessionEnder } from './domain/credential-reset.js';
 import { ensureDefaultAdmin, validateDefaultAdminSpec } from './domain/bootstrap.js';
 import { CertificateLifecycle } from './domain/cert-lifecycle.js';
 import { CertLogin } from './domain/cert-login.js';
@@ -197,7 +198,8 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const pki = grpcPkiContext(deps.pkiEnrollmentGrpc, log);
     cleanup.push(async () => pki.close());
     const identities = new IdentityManager(uow, cache, policy, pki, revocations);
-    const authenticators = new AuthenticatorManager(uow);
+    const sessionEnder = new SessionEnder(cache, revocations);
+    const authenticators = new AuthenticatorManager(uow, sessionEnder);
     const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities));
     const mfaGuard = new MfaGuard(cacheMfaGuardStore(deps.cache, log));
     const mfa = new MfaManager(uow, box, cache, mfaGuard);
@@ -239,7 +241,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
         ...apiSessionHandlers(sessions),
         ...authPolicyHandlers(new AuthPolicyManager(uow, cache)),
         ...authenticatorHandlers(authenticators),
-        ...certLifecycleHandlers(new CertificateLifecycle(uow, pki), deps.internalSecret),
+        ...certLifecycleHandlers(new CertificateLifecycle(uow, pki, sessionEnder), deps.internalSecret),
         ...signerHandlers(new SignerManager(uow, (field, url) => outbound.checkUrl(field, url))),
         ...mfaHandlers(mfa, deps.totpIssuer || DEFAULT_TOTP_ISSUER),
         ...enrollTokenHandlers(new TokenEnrollment(uow.repos, verifier, identities, pki)),
