@@ -21,7 +21,8 @@ import { bearerTokensOf } from '../http/access.js';
 import { clientIpOf } from '../http/authenticate.js';
 import { mfaDetail } from '../http/auth-views.js';
 import { isRandomId } from './auth-requests.js';
-import { type LoginInput, type LoginOutcome, OAuthError, type OidcProvider } from './provider.js';
+import { OAuthError } from './oauth.js';
+import type { LoginInput, LoginOutcome, OidcProvider } from './provider.js';
 import { loginPage, totpPage } from './pages.js';
 
 const JSON_TYPE = 'application/json';
