@@ -4,7 +4,7 @@ import type { Authenticator } from '../domain/authenticator.js';
 import type { Mfa } from '../domain/auth-model.js';
 import type { MfaManager } from '../domain/mfa/mfa-manager.js';
 import { type SecondaryFactorChecker, secondaryChallenge } from '../domain/session-state.js';
-import type { AuthRequest, LoginFacts } from './auth-requests.js';
+import { type AuthRequest, type LoginFacts, matchesSecret, randomId, secretHash } from './auth-requests.js';
 import { OIDC_CLIENT_IDS } from './claims.js';
 import { type GrantDeps, type TokenAnswer, TokenGrants } from './grants.js';
 import { SCOPES, TOKEN_EXCHANGE, oauth, uriAllowed, withParams } from './oauth.js';
@@ -41,8 +41,14 @@ export interface LoginInput {
 /** An auth query (OpenZiti's `authQueries` entries). */
 export type AuthQuery = Record<string, unknown>;
 
-export type LoginOutcome = { done: true; request: AuthRequest } | { done: false; request: AuthRequest; queries: AuthQuery[]; totpOpen: boolean; challenge?: string };
-
+/**
+ * Where a login step leaves its auth request. `ticket`: the one-time secret the callback needs,
+ * minted when a step completes the request and handed only to that step's caller. `binding`: the
+ * secret of the primary login's caller (later steps that need no factor of the identity ask for it).
+ */
+export type LoginOutcome = ({ done: true; request: AuthRequest; ticket?: string } | { done: false; request: AuthRequest; queries: AuthQuery[]; totpOpen: boolean; challenge?: string }) & {
+  binding?: string;
+};
 
 export interface ProviderDeps extends GrantDeps {
   authenticator: Authenticator;
@@ -167,6 +173,11 @@ export class OidcProvider {
     const kept = request.login?.identityId === facts.identityId ? request.amr.filter((a) => a === 'totp' || a.startsWith('ejs:')) : [];
     request.login = facts;
     request.amr = [method, ...kept];
+    // Only the caller of this login may finish it without a factor of the identity (the binding),
+    // and a ticket minted for an earlier login no longer fetches a code.
+    const binding = randomId();
+    request.binding = secretHash(binding);
+    delete request.ticket;
     if (input.configTypes) request.configTypes = [...new Set([...request.configTypes, ...input.configTypes])];
     let challenge: string | undefined;
     const signer = facts.requiredSigner;
@@ -175,11 +186,26 @@ export class OidcProvider {
       if (factor.ok) request.amr.push(`ejs:${signer}`);
       else challenge = secondaryChallenge({ totpPending: false, totpEnrolled: false, extJwt: factor });
     }
-    await this.d.requests.save(request);
-    return this.outcome(request, challenge);
+    return { ...(await this.settle(request, challenge)), binding };
   }
 
-  /** Where the request stands: done, or the open secondary factors. */
+  /**
+   * Stores the request after a login step; when the step completed it, with a new callback ticket
+   * (returned, only its hash is stored) for the step's caller.
+   */
+  private async settle(request: AuthRequest, challenge?: string): Promise<LoginOutcome> {
+    const outcome = await this.outcome(request, challenge);
+    if (!outcome.done) {
+      await this.d.requests.save(request);
+      return outcome;
+    }
+    const ticket = randomId();
+    request.ticket = secretHash(ticket);
+    await this.d.requests.save(request);
+    return { ...outcome, ticket };
+  }
+
+  /** Where the request stands: done, or the open secondary factors (read only: no ticket). */
   async outcome(request: AuthRequest, challenge?: string): Promise<LoginOutcome> {
     const login = request.login;
     if (!login) throw ApiError.of('INVALID_AUTH');
@@ -203,31 +229,33 @@ export class OidcProvider {
     const ok = code.length > 0 && code.length <= 13 && (await this.d.mfa.acceptLoginTotp(request.login!.identityId, request.apiSessionId, code.trim()));
     if (!ok) throw new ApiError({ code: 'INVALID TOTP CODE', message: 'an invalid TOTP code was supplied', status: 400 });
     if (!request.amr.includes('totp')) request.amr.push('totp');
-    await this.d.requests.save(request);
-    return this.outcome(request);
+    return this.settle(request);
   }
 
-  /** `POST /login/totp/enroll`: a new unverified enrollment of the request's identity. */
-  async startTotpEnrollment(id: string | undefined): Promise<{ mfa: Mfa; identityName: string }> {
-    const request = await this.primaryDone(id);
+  /**
+   * `POST /login/totp/enroll`: a new unverified enrollment of the request's identity. The
+   * enrollment steps need the primary login's `binding`: their codes come from the enrollment they
+   * create, not from a factor the identity already holds.
+   */
+  async startTotpEnrollment(id: string | undefined, binding: string | undefined): Promise<{ mfa: Mfa; identityName: string }> {
+    const request = await this.boundPrimaryDone(id, binding);
     await this.d.mfa.enroll(request.login!.identityId);
     return { mfa: await this.d.mfa.unverified(request.login!.identityId), identityName: request.login!.identityName };
   }
 
   /** `DELETE /login/totp/enroll`: drops the enrollment (a verified one needs a code), as `DELETE /current-identity/mfa`. */
-  async deleteTotpEnrollment(id: string | undefined, code: string): Promise<void> {
-    const request = await this.primaryDone(id);
+  async deleteTotpEnrollment(id: string | undefined, binding: string | undefined, code: string): Promise<void> {
+    const request = await this.boundPrimaryDone(id, binding);
     await this.d.mfa.removeOwn(request.login!.identityId, request.apiSessionId, code);
   }
 
   /** `POST /login/totp/enroll/verify`: verifies the enrollment; it counts as the TOTP factor. */
-  async verifyTotpEnrollment(id: string | undefined, code: string): Promise<LoginOutcome> {
-    const request = await this.primaryDone(id);
+  async verifyTotpEnrollment(id: string | undefined, binding: string | undefined, code: string): Promise<LoginOutcome> {
+    const request = await this.boundPrimaryDone(id, binding);
     await this.d.mfa.verifyForLogin(request.login!.identityId, request.apiSessionId, code);
     request.login!.totpEnrolled = true;
     if (!request.amr.includes('totp')) request.amr.push('totp');
-    await this.d.requests.save(request);
-    return this.outcome(request);
+    return this.settle(request);
   }
 
   private async primaryDone(id: string | undefined): Promise<AuthRequest> {
@@ -236,11 +264,24 @@ export class OidcProvider {
     return request;
   }
 
-  /** `/authorize/callback`: the code, once the request is fully authenticated; a redirect to the client. */
-  async callback(id: string | undefined): Promise<{ location: string }> {
+  /** The request past its primary factor, for the caller of that primary login only (its `binding`). */
+  private async boundPrimaryDone(id: string | undefined, binding: string | undefined): Promise<AuthRequest> {
+    const request = await this.primaryDone(id);
+    if (!matchesSecret(binding, request.binding)) throw ApiError.of('INVALID_AUTH');
+    return request;
+  }
+
+  /**
+   * `/authorize/callback`: the code, for the caller of the login step that completed the request
+   * (its one-time `ticket`); a redirect to the client. Without that ticket (an incomplete request,
+   * or a caller who only knows the request id): `login_required`, no code.
+   */
+  async callback(id: string | undefined, ticket: string | undefined): Promise<{ location: string }> {
     const request = await this.request(id);
-    const outcome = request.login ? await this.outcome(request) : undefined;
+    const outcome = request.login && matchesSecret(ticket, request.ticket) ? await this.outcome(request) : undefined;
     if (!outcome?.done) return { location: withParams(request.redirectUri, { error: 'login_required', error_description: 'the authentication is not complete', state: request.state }) };
+    delete request.ticket;
+    await this.d.requests.save(request);
     const code = await this.d.requests.issueCode(request);
     return { location: withParams(request.redirectUri, { code, state: request.state }) };
   }
