@@ -52,6 +52,7 @@ import { TokenEnrollment } from './domain/ext-jwt/token-enrollment.js';
 import { mfaHandlers } from './http/mfa.js';
 import { signerHandlers } from './http/signers.js';
 import { AuthRequests } from './oidc/auth-requests.js';
+import { RefreshRotation } from './oidc/refresh-rotation.js';
 import { oidcHttp } from './oidc/http.js';
 import { KeyRing, sqlKeyStore } from './oidc/key-ring.js';
 import { OidcProvider } from './oidc/provider.js';
@@ -206,6 +207,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const settings = new ControllerSettingsManager(uow, () => [instanceId]);
     const oidc = new OidcProvider({
       requests: new AuthRequests(deps.cache),
+      rotation: new RefreshRotation(deps.cache),
       authenticator,
       factors,
       mfa,

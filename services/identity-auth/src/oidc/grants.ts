@@ -10,6 +10,7 @@ import { ACCESS_TOKEN_SECONDS, ID_TOKEN_SECONDS, OIDC_CLIENT_IDS, REFRESH_TOKEN_
 import type { KeyRing } from './key-ring.js';
 import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE, SCOPES, TOKEN_EXCHANGE, oauth, uriAllowed, withParams } from './oauth.js';
 import type { RevocationPort } from './ports.js';
+import type { RefreshRotation } from './refresh-rotation.js';
 
 export interface TokenAnswer {
   access_token: string;
@@ -49,6 +50,8 @@ export interface GrantDeps {
   uow: UnitOfWork;
   keys: KeyRing;
   revocations: RevocationPort;
+  /** The single use of refresh tokens across replicas. */
+  rotation: RefreshRotation;
   /** Signs API session certificates (`OIDC_AUTH_WITH_CSR`). */
   pki: Pick<PkiContext, 'signIdentityCsr'>;
   /** The effective OIDC settings of this controller (redirect and post-logout URIs). */
@@ -163,38 +166,68 @@ export class TokenGrants {
     return withCert(await this.issue(issuer, grant, { access: true, refresh: true, refreshExp }), signed);
   }
 
-  /** A token of ours of type `type` that may still be used for a grant (signature, expiry, revocation, session, client). */
-  private async subject(token: string | undefined, type: 'a' | 'r', clientId: string | null, chain: Buffer[]): Promise<Grant> {
+  /**
+   * A token of ours of type `type` that may still be used for a grant (signature, expiry, client,
+   * proof of possession, revocation). A refresh token that was rotated away ends its family first.
+   */
+  private async subject(token: string | undefined, type: 'a' | 'r', clientId: string | null, chain: Buffer[]): Promise<{ grant: Grant; jti: string; exp: number }> {
     if (!token) throw oauth('invalid_request', type === 'r' ? 'refresh_token missing' : 'subject_token missing');
     const v = await this.d.keys.verify(token);
     if (!v.ok || v.claims.z_t !== type) throw oauth('invalid_grant', 'invalid token');
     const c = v.claims;
     const grant = grantOf(c);
-    if (!grant) throw oauth('invalid_grant', 'invalid token');
+    if (!grant || typeof c.jti !== 'string' || typeof c.exp !== 'number') throw oauth('invalid_grant', 'invalid token');
     if (clientId !== null && grant.clientId !== clientId) throw oauth('invalid_grant', 'invalid client id');
-    if (await this.d.revocations.isRevoked({ jti: c.jti as string, z_asid: grant.apiSessionId, sub: grant.identityId, iat: c.iat as number })) {
-      throw oauth('invalid_grant', 'the token is revoked');
-    }
     if (grant.certFingerprints.length > 0) {
       const leaf = chain[0];
       if (!leaf || !grant.certFingerprints.includes(sha1Hex(leaf))) throw oauth('invalid_grant', 'a client certificate of the session is required');
     }
-    return grant;
+    if (type === 'r' && (await this.d.rotation.use(c.jti)) === 'rotated') await this.replayed(grant);
+    if (await this.d.revocations.isRevoked({ jti: c.jti, z_asid: grant.apiSessionId, sub: grant.identityId, iat: c.iat as number })) {
+      throw oauth('invalid_grant', 'the token is revoked');
+    }
+    return { grant, jti: c.jti, exp: c.exp };
   }
 
+  /**
+   * A refresh token that was rotated away came back (RFC 9700 §4.14.2): whoever holds it, its
+   * family is compromised. The API session of the login it descends from ends (API_SESSION
+   * revocation, session deleted), so every refresh and access token of that login is refused.
+   */
+  private async replayed(grant: Grant): Promise<never> {
+    await this.d.revocations.revoke('API_SESSION', grant.apiSessionId);
+    await this.d.sessions.logout(grant.apiSessionId);
+    throw oauth('invalid_grant', 'the refresh token was already used: its session has ended');
+  }
+
+  /**
+   * Rotation (RFC 9700 §4.14.2): the refresh token is claimed once across replicas, so exactly one
+   * of any parallel refreshes of it succeeds (the others: `invalid_grant`); then it is revoked and
+   * marked rotated, and presenting it again ends its family. A refresh that fails before its
+   * successor exists releases the claim.
+   */
   private async refresh(issuer: string, form: Record<string, string>, clientId: string, chain: Buffer[]): Promise<TokenAnswer> {
-    const grant = await this.subject(form.refresh_token, 'r', clientId, chain);
-    const old = (await this.d.keys.verify(form.refresh_token!)) as { ok: true; claims: Record<string, unknown> };
+    const { grant, jti, exp } = await this.subject(form.refresh_token, 'r', clientId, chain);
     if (form.scope !== undefined && form.scope !== '') {
       const wanted = form.scope.split(' ').filter(Boolean);
       if (wanted.some((s) => !grant.scopes.includes(s))) throw oauth('invalid_scope', 'scopes may only narrow');
       grant.scopes = wanted;
     }
-    const signed = form.csr_pem ? await this.signCsr(grant.identityId, grant.apiSessionId, form.csr_pem) : undefined;
-    if (signed) grant.certFingerprints = [...grant.certFingerprints, signed.fingerprint];
-    const refreshExp = await this.extend(grant.apiSessionId);
-    await this.d.revocations.revoke('JTI', old.claims.jti as string, { expiresAt: new Date((old.claims.exp as number) * 1000) });
-    return withCert(await this.issue(issuer, grant, { access: true, refresh: true, refreshExp }), signed);
+    const use = await this.d.rotation.claim(jti, exp);
+    if (use === 'rotated') return this.replayed(grant);
+    if (use === 'in-use') throw oauth('invalid_grant', 'the refresh token is being used by another request');
+    try {
+      const signed = form.csr_pem ? await this.signCsr(grant.identityId, grant.apiSessionId, form.csr_pem) : undefined;
+      if (signed) grant.certFingerprints = [...grant.certFingerprints, signed.fingerprint];
+      const refreshExp = await this.extend(grant.apiSessionId);
+      const answer = withCert(await this.issue(issuer, grant, { access: true, refresh: true, refreshExp }), signed);
+      await this.d.revocations.revoke('JTI', jti, { expiresAt: new Date(exp * 1000) });
+      await this.d.rotation.rotated(jti, exp);
+      return answer;
+    } catch (err) {
+      await this.d.rotation.release(jti).catch(() => undefined);
+      throw err;
+    }
   }
 
   private async exchangeToken(issuer: string, form: Record<string, string>, clientId: string, chain: Buffer[]): Promise<TokenAnswer> {
@@ -208,7 +241,7 @@ export class TokenGrants {
     }
     const scopes = (form.scope ?? '').split(' ').filter(Boolean);
     if (scopes.some((s) => !SCOPES.includes(s))) throw oauth('invalid_scope', 'invalid scope requested');
-    const grant = await this.subject(form.subject_token, subjectType === ACCESS_TOKEN_TYPE ? 'a' : 'r', null, chain);
+    const { grant } = await this.subject(form.subject_token, subjectType === ACCESS_TOKEN_TYPE ? 'a' : 'r', null, chain);
     grant.clientId = clientId;
     if (scopes.length > 0) grant.scopes = scopes;
     const signed = form.csr_pem ? await this.signCsr(grant.identityId, grant.apiSessionId, form.csr_pem) : undefined;

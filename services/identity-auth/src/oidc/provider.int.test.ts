@@ -305,14 +305,19 @@ describe('OIDC provider', () => {
     expect(claims(r1.body.access_token)).toMatchObject({ sub: user.id, z_asid: access.z_asid, auth_time: access.auth_time });
     const [after] = await h.sql('SELECT expires_at FROM api_sessions WHERE id = $1', [access.z_asid]);
     expect(new Date(after.expires_at).getTime()).toBeGreaterThan(new Date(before.expires_at).getTime());
-    const again = await token(refreshForm(t.body.refresh_token), basic);
-    expect(again.body).toEqual({ error: 'invalid_grant', error_description: expect.any(String) });
+    // Refusals before the rotation (another client, a wider scope) leave the token usable.
     expect((await token(refreshForm(r1.body.refresh_token).replace('client_id=openziti', 'client_id=native'))).body.error).toBe('invalid_grant');
     expect((await token(`${refreshForm(r1.body.refresh_token)}&scope=openid%20extra`)).body.error).toBe('invalid_scope');
     const narrowed = await token(`${refreshForm(r1.body.refresh_token)}&scope=offline_access`);
     expect(narrowed.status).toBe(200);
     expect(narrowed.body.id_token).toBeUndefined();
     expect(claims(narrowed.body.access_token).scopes).toEqual(['offline_access']);
+    // The first refresh token, rotated away, comes back: refused, and its whole family (the API session) ends.
+    const again = await token(refreshForm(t.body.refresh_token), basic);
+    expect(again.body).toEqual({ error: 'invalid_grant', error_description: expect.any(String) });
+    expect(await h.sql('SELECT id FROM api_sessions WHERE id = $1', [access.z_asid])).toEqual([]);
+    expect((await token(refreshForm(narrowed.body.refresh_token), basic)).body.error).toBe('invalid_grant');
+    expect(await h.sql(`SELECT type FROM revocations WHERE id = $1`, [access.z_asid])).toEqual([{ type: 'API_SESSION' }]);
   });
 
   it('asks for TOTP after the primary factor and issues the code once a valid TOTP code arrives', async () => {
