@@ -108,7 +108,8 @@ export class TokenGrants {
     const request = await this.d.requests.redeem(code);
     if (!request || !request.login) throw oauth('invalid_grant', 'invalid code');
     if (request.clientId !== clientId) throw oauth('invalid_grant', 'invalid client id');
-    if (form.redirect_uri !== undefined && form.redirect_uri !== request.redirectUri) throw oauth('invalid_grant', 'redirect_uri does not correspond');
+    // RFC 6749 §4.1.3: the redirect URI of the authorization request (every request names one) is required, and equal.
+    if (form.redirect_uri !== request.redirectUri) throw oauth('invalid_grant', form.redirect_uri ? 'redirect_uri does not correspond' : 'redirect_uri missing');
     if (s256(form.code_verifier) !== request.codeChallenge) throw oauth('invalid_grant', 'invalid code challenge');
     const login = request.login;
     const nowS = Math.floor(this.now() / 1000);
