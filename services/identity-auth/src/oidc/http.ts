@@ -235,7 +235,8 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
       const answer = await provider.token(issuer, firstValues(form), clientIdOf(req, form), clientCertChainOf(req, internalSecret));
       return json(res, 200, answer, { 'cache-control': 'no-store', pragma: 'no-cache' });
     }
-    if (path === '/revoke') {
+    // RFC 7009 revocation; also at `/oauth/revoke`, where ZAC's logout sends its refresh token.
+    if (path === '/revoke' || path === '/oauth/revoke') {
       is('POST');
       const form = await oauthForm(req);
       provider.client(clientIdOf(req, form));
