@@ -161,7 +161,7 @@ describe('bearer tokens on both Edge APIs', () => {
     expectError(await api.management('GET', '/identities'), 401, 'UNAUTHORIZED');
   });
 
-  it('refresh (openid-client) issues new tokens; the old refresh token is refused; both access tokens work', async () => {
+  it('refresh (openid-client) issues new tokens; both access tokens work; the old refresh token, replayed, ends the family', async () => {
     const user = await createUser(mgmt);
     const { client, access, refresh } = await rpPasswordLogin(user);
     const next = await client.refresh(refresh);
@@ -172,7 +172,9 @@ describe('bearer tokens on both Edge APIs', () => {
     const again = await refreshAsCSdk(ctl().http, refresh);
     expect(again.status).toBe(400);
     expect(again.body).toMatchObject({ error: 'invalid_grant' });
-    expect((await refreshAsCSdk(ctl().http, next.refresh_token!)).status).toBe(200);
+    // RFC 9700 §4.14.2: a rotated-away refresh token that comes back revokes every token of its login.
+    expect((await refreshAsCSdk(ctl().http, next.refresh_token!)).body).toMatchObject({ error: 'invalid_grant' });
+    expectError(await bearerApi(ctl().http, next.access_token!).client('GET', '/current-identity'), 401, 'UNAUTHORIZED');
   });
 
   it('logout (DELETE /current-api-session) ends the session: its tokens and refresh are refused', async () => {

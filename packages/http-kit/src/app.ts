@@ -6,6 +6,7 @@ import { observeHttpRequest } from '@ziti/metrics';
 import { checkAccess } from './access.js';
 import { logAccess, methodOf, pathOf } from './access-log.js';
 import { type HttpApp, handedOverPrincipal, hasBody, isJsonMediaType, mediaTypeOf, readJsonBody, sendBody, sendError, sendJson } from './http.js';
+import { headerValue } from './header-value.js';
 import { shortId } from './ids.js';
 import { PRINCIPAL_HEADER, REQUEST_ID_HEADER, type RequestPrincipal, verifyPrincipal } from './principal.js';
 import { parseQueryString } from './query-string.js';
@@ -185,7 +186,7 @@ export function createServiceApp(opts: ServiceAppOptions): HttpApp {
     if (res.headersSent || res.writableEnded) return;
     const r = result ?? {};
     res.statusCode = r.status ?? route.success.status;
-    for (const [k, v] of Object.entries(r.headers ?? {})) res.setHeader(k, v);
+    for (const [k, v] of Object.entries(r.headers ?? {})) res.setHeader(k, headerValue(v));
     if (r.raw !== undefined) sendBody(res, r.raw, r.contentType ?? 'application/octet-stream');
     else sendJson(res, r.body ?? { data: {}, meta: {} });
   }

@@ -141,6 +141,18 @@ describe('responses', () => {
     });
   });
 
+  it('sends an error whose header holds text Node refuses (CR/LF, beyond Latin-1): the value encoded, the answer whole', async () => {
+    const app = (_req: IncomingMessage, res: ServerResponse) =>
+      sendError(res, ApiError.of('UNAUTHORIZED', { headers: { 'WWW-Authenticate': 'Bearer issuer="€\r\nset-cookie: a=b"' } }), 'rid-2');
+    await serving(app, async (url) => {
+      const res = await fetch(url);
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer issuer="%E2%82%AC%0D%0Aset-cookie: a=b"');
+      expect(res.headers.get('set-cookie')).toBeNull();
+      expect((await json(res)).error.requestId).toBe('rid-2');
+    });
+  });
+
   it('sets charset=utf-8 on a media type, replacing another charset and keeping other parameters', () => {
     expect(withUtf8Charset('application/json')).toBe('application/json; charset=utf-8');
     expect(withUtf8Charset('application/json; charset=ISO-8859-1')).toBe('application/json; charset=utf-8');

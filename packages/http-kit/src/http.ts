@@ -4,6 +4,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { ApiError, dependencies, describeFailure, errorEnvelope, toApiError } from '@ziti/errors';
 import { type Logger, logger } from '@ziti/log';
 import iconv from 'iconv-lite';
+import { headerValue } from './header-value.js';
 import type { RequestPrincipal } from './principal.js';
 
 /**
@@ -146,7 +147,7 @@ export function sendError(res: ServerResponse, err: unknown, requestId: string, 
       return;
     }
     res.statusCode = apiErr.status;
-    for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
+    for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, headerValue(String(v)));
     sendJson(res, errorEnvelope(apiErr, requestId));
   } catch (writeErr) {
     log.error({ requestId, err: writeErr }, 'writing the error response failed');

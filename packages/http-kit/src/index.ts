@@ -14,6 +14,7 @@ export { checkAccess } from './access.js';
 export { type AccessLine, logAccess, methodOf, pathOf } from './access-log.js';
 export { validateBody } from './validate.js';
 export { assertStorableRequest, firstUnstorableText, isStorableText, unstorableTextError } from './text.js';
+export { headerValue, quotedHeaderParam } from './header-value.js';
 export {
   API_BASES,
   type Handler,

@@ -16,6 +16,7 @@ import { ActivityRecorder, ApiSessionManager } from './domain/api-session-manage
 import { AuthPolicyManager } from './domain/auth-policy-manager.js';
 import { Authenticator } from './domain/authenticator.js';
 import { AuthenticatorManager } from './domain/authenticator-manager.js';
+import { SessionEnder } from './domain/credential-reset.js';
 import { ensureDefaultAdmin, validateDefaultAdminSpec } from './domain/bootstrap.js';
 import { CertificateLifecycle } from './domain/cert-lifecycle.js';
 import { CertLogin } from './domain/cert-login.js';
@@ -51,6 +52,7 @@ import { TokenEnrollment } from './domain/ext-jwt/token-enrollment.js';
 import { mfaHandlers } from './http/mfa.js';
 import { signerHandlers } from './http/signers.js';
 import { AuthRequests } from './oidc/auth-requests.js';
+import { RefreshRotation } from './oidc/refresh-rotation.js';
 import { oidcHttp } from './oidc/http.js';
 import { KeyRing, sqlKeyStore } from './oidc/key-ring.js';
 import { OidcProvider } from './oidc/provider.js';
@@ -197,13 +199,15 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const pki = grpcPkiContext(deps.pkiEnrollmentGrpc, log);
     cleanup.push(async () => pki.close());
     const identities = new IdentityManager(uow, cache, policy, pki, revocations);
-    const authenticators = new AuthenticatorManager(uow);
+    const sessionEnder = new SessionEnder(cache, revocations);
+    const authenticators = new AuthenticatorManager(uow, sessionEnder);
     const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities));
     const mfaGuard = new MfaGuard(cacheMfaGuardStore(deps.cache, log));
     const mfa = new MfaManager(uow, box, cache, mfaGuard);
     const settings = new ControllerSettingsManager(uow, () => [instanceId]);
     const oidc = new OidcProvider({
       requests: new AuthRequests(deps.cache),
+      rotation: new RefreshRotation(deps.cache),
       authenticator,
       factors,
       mfa,
@@ -239,7 +243,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
         ...apiSessionHandlers(sessions),
         ...authPolicyHandlers(new AuthPolicyManager(uow, cache)),
         ...authenticatorHandlers(authenticators),
-        ...certLifecycleHandlers(new CertificateLifecycle(uow, pki), deps.internalSecret),
+        ...certLifecycleHandlers(new CertificateLifecycle(uow, pki, sessionEnder), deps.internalSecret),
         ...signerHandlers(new SignerManager(uow, (field, url) => outbound.checkUrl(field, url))),
         ...mfaHandlers(mfa, deps.totpIssuer || DEFAULT_TOTP_ISSUER),
         ...enrollTokenHandlers(new TokenEnrollment(uow.repos, verifier, identities, pki)),

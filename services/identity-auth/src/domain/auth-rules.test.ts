@@ -95,6 +95,16 @@ describe('external JWT helpers', () => {
     );
   });
 
+  it('quotes and escapes the issuers in the challenge: no text can add a parameter or break the header', () => {
+    const s = (id: string, issuer: string) => ({ id, issuer }) as never;
+    const challenge = extJwtChallenge('primary', 'invalid', [s('a', 'x" error="forged'), s('b', 'back\\slash €\r\nset-cookie: a=b')]);
+    expect(challenge).toBe(
+      'Bearer realm="openziti-primary-ext-jwt" error="invalid" error_description="token is invalid" id="a|b" ' +
+        'issuer="x\\" error=\\"forged|back\\\\slash %E2%82%AC%0D%0Aset-cookie: a=b"',
+    );
+    expect(challenge).toMatch(/^[\x20-\x7e]+$/);
+  });
+
   it('a session is complete when no factor is outstanding', () => {
     expect(isFullyAuthenticated({ totpPending: false, totpEnrolled: false })).toBe(true);
     expect(isFullyAuthenticated({ totpPending: true, totpEnrolled: true })).toBe(false);

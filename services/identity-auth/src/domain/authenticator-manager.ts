@@ -3,6 +3,7 @@ import { ApiError } from '@ziti/errors';
 import { shortId } from '@ziti/http-kit';
 import type { AuthenticatorView } from './auth-model.js';
 import { certFingerprint, parseSingleCertificate } from './ext-jwt/signer-rules.js';
+import type { SessionEnder } from './credential-reset.js';
 import type { JsonMap, ListRequest, Page } from './model.js';
 import { USERNAME_MAX, USERNAME_MIN, checkPasswordRules, hashPassword, verifyPassword } from './password.js';
 import type { StoredAuthenticator, UnitOfWork } from './ports.js';
@@ -45,9 +46,14 @@ function firstCertificate(pem: string): X509Certificate | null {
  * Authenticators (§1.2): the management CRUD (updb and cert; at most one per method and identity)
  * and the self-service views of `/current-identity/authenticators`, where changes need the current
  * password. Password rules come from the identity's auth policy; hashes and salts never leave.
+ * A password set by an admin ends every session of the identity; a password its owner changes
+ * ends every session but the one it was changed through (`sessions`).
  */
 export class AuthenticatorManager {
-  constructor(private readonly uow: UnitOfWork) {}
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly sessions?: SessionEnder,
+  ) {}
 
   list(req: ListRequest, identityId?: string): Promise<Page<AuthenticatorView>> {
     return this.uow.repos.authenticators.list(req, identityId);
@@ -123,21 +129,24 @@ export class AuthenticatorManager {
     return this.uow.run((tx) => tx.authenticators.deleteByCa(caId));
   }
 
-  /** Management PUT (`full`) or PATCH. A cert authenticator only takes tags: 409 otherwise. */
+  /** Management PUT (`full`) or PATCH. A cert authenticator only takes tags: 409 otherwise. A new password ends every session of the identity. */
   async update(id: string, input: AuthenticatorInput, full: boolean): Promise<void> {
     const current = await this.uow.repos.authenticators.find(id);
     if (!current) throw ApiError.notFound();
     await this.apply(current, input, full);
   }
 
-  /** Self-service PUT/PATCH: only the caller's own updb authenticator, with the right current password. */
-  async updateOwn(ownerId: string, id: string, input: AuthenticatorInput, full: boolean): Promise<void> {
+  /**
+   * Self-service PUT/PATCH: only the caller's own updb authenticator, with the right current
+   * password. A new password ends the identity's other sessions; the caller's (`currentSessionId`) stays.
+   */
+  async updateOwn(ownerId: string, id: string, input: AuthenticatorInput, full: boolean, currentSessionId: string): Promise<void> {
     const current = await this.uow.repos.authenticators.find(id);
     if (!current || current.identityId !== ownerId) throw ApiError.notFound();
     if (current.method !== 'updb') throw ApiError.of('CAN_NOT_UPDATE_AUTHENTICATOR');
     const ok = await verifyPassword(input.currentPassword ?? '', { password: current.password ?? '', salt: current.salt ?? '' });
     if (!ok) throw ApiError.of('UNAUTHORIZED');
-    await this.apply(current, input, full);
+    await this.apply(current, input, full, currentSessionId);
   }
 
   async delete(id: string): Promise<void> {
@@ -146,7 +155,8 @@ export class AuthenticatorManager {
     });
   }
 
-  private async apply(current: StoredAuthenticator, input: AuthenticatorInput, full: boolean): Promise<void> {
+  /** Applies the change; a new password ends the identity's sessions (all, or all but `keepSessionId`). */
+  private async apply(current: StoredAuthenticator, input: AuthenticatorInput, full: boolean, keepSessionId?: string): Promise<void> {
     const change: { username?: string; password?: string; salt?: string; tags?: JsonMap } = {};
     if (full || present(input.tags)) change.tags = input.tags ?? {};
     if (current.method !== 'updb') {
@@ -159,10 +169,12 @@ export class AuthenticatorManager {
         Object.assign(change, await hashPassword(input.password));
       }
     }
-    await this.uow.run(async (tx) => {
+    const ended = await this.uow.run(async (tx) => {
       if (!(await tx.authenticators.find(current.id))) throw ApiError.notFound();
       await tx.authenticators.update(current.id, change);
+      return change.password !== undefined ? this.sessions?.endIn(tx, current.identityId, keepSessionId) : undefined;
     });
+    await this.sessions?.after(ended);
   }
 
   /** The password rules of the identity's auth policy (an unknown identity is 404). */

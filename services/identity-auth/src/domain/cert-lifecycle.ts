@@ -1,5 +1,6 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import { ApiError } from '@ziti/errors';
+import type { EndedSessions, SessionEnder } from './credential-reset.js';
 import type { PkiContext } from './pki-context.js';
 import type { StoredAuthenticator, UnitOfWork } from './ports.js';
 
@@ -44,6 +45,7 @@ export class CertificateLifecycle {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly pki: PkiContext,
+    private readonly sessions?: SessionEnder,
   ) {}
 
   /** Flags one cert authenticator issued by the network; any other authenticator is refused. */
@@ -69,12 +71,14 @@ export class CertificateLifecycle {
   /**
    * Reverts an authenticator to an enrollment of the matching method (cert → `ott`, or `ottca`
    * when a third-party CA issued it; updb → `updb` with its username) expiring at `expiresAt`, and
-   * deletes the authenticator, in one transaction. Returns the enrollment id.
+   * deletes the authenticator, in one transaction. The credential is gone, and so is every session
+   * of the identity (its OIDC tokens revoked). Returns the enrollment id.
    */
   async reEnroll(id: string, expiresAt: string): Promise<string> {
     let enrollmentId: string | undefined;
+    let ended: EndedSessions | undefined;
     try {
-      await this.uow.run(async (tx) => {
+      ended = await this.uow.run(async (tx) => {
         const a = await tx.authenticators.findForUpdate(id);
         if (!a) throw ApiError.notFound();
         const identity = await tx.identities.findById(a.identityId);
@@ -86,11 +90,13 @@ export class CertificateLifecycle {
         });
         enrollmentId = e.id;
         await tx.authenticators.delete(id);
+        return this.sessions?.endIn(tx, a.identityId);
       });
     } catch (err) {
       if (enrollmentId) await this.pki.deleteEnrollment(enrollmentId);
       throw err;
     }
+    await this.sessions?.after(ended);
     return enrollmentId!;
   }
 

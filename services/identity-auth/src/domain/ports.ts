@@ -262,8 +262,8 @@ export interface ApiSessionRepository {
   setMfaCompletedAt(id: string, at: Date): Promise<string | null>;
   /** Deletes one session; returns it (null when it was already gone). */
   delete(id: string): Promise<DeletedSession | null>;
-  /** Deletes every session of an identity; returns them. */
-  deleteByIdentity(identityId: string): Promise<DeletedSession[]>;
+  /** Deletes every session of an identity (but `exceptId`, when given); returns them. */
+  deleteByIdentity(identityId: string, exceptId?: string): Promise<DeletedSession[]>;
   /** Tokens of every session of an identity. */
   tokensOfIdentity(identityId: string): Promise<string[]>;
   /** Tokens of every session of the identities using an auth policy. */

@@ -48,11 +48,11 @@ export function authenticatorHandlers(authenticators: AuthenticatorManager): Rec
       return { body: dataEnvelope(authenticatorDetail(a, own(a.id))) };
     },
     async updateCurrentIdentityAuthenticator(ctx) {
-      await authenticators.updateOwn(principalOf(ctx).identityId, ctx.params.id!, ctx.body as AuthenticatorInput, true);
+      await authenticators.updateOwn(principalOf(ctx).identityId, ctx.params.id!, ctx.body as AuthenticatorInput, true, principalOf(ctx).apiSessionId);
       return { body: emptyEnvelope() };
     },
     async patchCurrentIdentityAuthenticator(ctx) {
-      await authenticators.updateOwn(principalOf(ctx).identityId, ctx.params.id!, ctx.body as AuthenticatorInput, false);
+      await authenticators.updateOwn(principalOf(ctx).identityId, ctx.params.id!, ctx.body as AuthenticatorInput, false, principalOf(ctx).apiSessionId);
       return { body: emptyEnvelope() };
     },
   };

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Cache } from '@ziti/messaging';
 
 /** How long an auth request, and a code issued for it, live (OIDC.md "Authorization request"). */
@@ -46,6 +46,18 @@ export interface AuthRequest {
   createdAt: number;
   amr: string[];
   login?: LoginFacts;
+  /**
+   * SHA-256 (base64url) of the one-time ticket of the callback: minted when a login step completes
+   * the request and handed only to the caller of that step (in its redirect), so whoever merely
+   * knows the request id (who started it) cannot fetch the code. Taken by the callback.
+   */
+  ticket?: string;
+  /**
+   * SHA-256 (base64url) of the login binding: minted by the primary login and handed only to its
+   * caller (a cookie); the steps that could complete the request without a factor of the identity
+   * (TOTP enrollment mid-login) need it.
+   */
+  binding?: string;
 }
 
 const requestKey = (id: string) => `ziti:oidc:auth-request:${id}`;
@@ -57,6 +69,20 @@ export const randomId = () => randomBytes(32).toString('base64url');
 
 /** Well-formed ids and codes only reach the cache. */
 const ID_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/** True for the shape of an auth request id, code, ticket or binding (32 random bytes, base64url). */
+export const isRandomId = (v: string | undefined): v is string => v !== undefined && ID_SHAPE.test(v);
+
+/** The stored form of a ticket or binding: its SHA-256, base64url. */
+export const secretHash = (secret: string) => createHash('sha256').update(secret).digest('base64url');
+
+/** `secret` is the one whose hash is `hash` (constant time). */
+export function matchesSecret(secret: string | undefined, hash: string | undefined): boolean {
+  if (!hash || !isRandomId(secret)) return false;
+  const a = Buffer.from(secretHash(secret));
+  const b = Buffer.from(hash);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
 
 /** Auth requests and codes in the shared cache, so that every replica serves every step. */
 export class AuthRequests {

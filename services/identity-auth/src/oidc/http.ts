@@ -7,6 +7,7 @@ import {
   assertStorableRequest,
   clientCertChainOf,
   hasBody,
+  headerValue,
   isJsonMediaType,
   mediaTypeOf,
   readBody,
@@ -19,7 +20,9 @@ import type { Logger } from '@ziti/log';
 import { bearerTokensOf } from '../http/access.js';
 import { clientIpOf } from '../http/authenticate.js';
 import { mfaDetail } from '../http/auth-views.js';
-import { type LoginInput, type LoginOutcome, OAuthError, type OidcProvider } from './provider.js';
+import { AUTH_REQUEST_SECONDS, isRandomId } from './auth-requests.js';
+import { OAuthError } from './oauth.js';
+import type { LoginInput, LoginOutcome, OidcProvider } from './provider.js';
 import { loginPage, totpPage } from './pages.js';
 
 const JSON_TYPE = 'application/json';
@@ -122,14 +125,14 @@ function prefixed(params: Params, prefix: 'env' | 'sdk'): Record<string, unknown
 
 function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
   res.statusCode = 302;
-  res.setHeader('location', location);
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.setHeader('location', headerValue(location));
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, headerValue(v));
   sendBody(res, '', 'text/plain');
 }
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.statusCode = status;
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, headerValue(v));
   sendJson(res, body);
 }
 
@@ -155,6 +158,25 @@ function clientIdOf(req: ServiceRequest, form: Params): string | undefined {
     } catch {
       return undefined;
     }
+  }
+  return undefined;
+}
+
+/** The cookie that carries an auth request's login binding back to its primary login's caller (a browser). */
+const bindingCookie = (authRequestId: string) => `ziti-oidc-login-${authRequestId}`;
+
+/** `Set-Cookie` of the login binding: for the login pages only, never sent cross-site, gone with the request. */
+const setBindingCookie = (authRequestId: string, binding: string) =>
+  `${bindingCookie(authRequestId)}=${binding}; Path=/oidc/login; Max-Age=${AUTH_REQUEST_SECONDS}; HttpOnly; Secure; SameSite=Strict`;
+
+/** The login binding of `authRequestId` from the request's cookies, if it sent one. */
+function bindingOf(req: ServiceRequest, authRequestId: string | undefined): string | undefined {
+  if (!isRandomId(authRequestId)) return undefined;
+  const name = bindingCookie(authRequestId);
+  const header = req.headers.cookie;
+  for (const pair of (Array.isArray(header) ? header.join(';') : header ?? '').split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
   }
   return undefined;
 }
@@ -201,7 +223,7 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
     }
     if (path === '/authorize/callback') {
       is('GET');
-      const { location } = await provider.callback(first(query, 'id') ?? first(query, 'authRequestID'));
+      const { location } = await provider.callback(first(query, 'id') ?? first(query, 'authRequestID'), first(query, 'ticket'));
       return redirect(res, location);
     }
 
@@ -213,7 +235,8 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
       const answer = await provider.token(issuer, firstValues(form), clientIdOf(req, form), clientCertChainOf(req, internalSecret));
       return json(res, 200, answer, { 'cache-control': 'no-store', pragma: 'no-cache' });
     }
-    if (path === '/revoke') {
+    // RFC 7009 revocation; also at `/oauth/revoke`, where ZAC's logout sends its refresh token.
+    if (path === '/revoke' || path === '/oauth/revoke') {
       is('POST');
       const form = await oauthForm(req);
       provider.client(clientIdOf(req, form));
@@ -250,10 +273,12 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
   async function login(req: ServiceRequest, res: ServerResponse, step: string, query: Params, host: string, requestId: string): Promise<void> {
     const method = req.method ?? 'GET';
     const queryId = first(query, 'authRequestID') ?? first(query, 'id');
-    const callback = (id: string) => `https://${host}/oidc/authorize/callback?id=${id}`;
+    // The ticket goes only to the caller of the step that completed the request (OIDC.md "Login endpoints").
+    const callback = (id: string, ticket: string) => `https://${host}/oidc/authorize/callback?id=${id}&ticket=${ticket}`;
     const finish = (outcome: LoginOutcome, as: 'json' | 'html') => {
-      if (outcome.done) return redirect(res, callback(outcome.request.id));
-      if (outcome.challenge) res.setHeader('www-authenticate', outcome.challenge);
+      if (outcome.binding) res.setHeader('set-cookie', setBindingCookie(outcome.request.id, outcome.binding));
+      if (outcome.done) return redirect(res, callback(outcome.request.id, outcome.ticket!));
+      if (outcome.challenge) res.setHeader('www-authenticate', headerValue(outcome.challenge));
       if (outcome.totpOpen) res.setHeader('totp-required', 'true');
       if (as === 'html') return text(res, 200, totpPage(outcome.request.id), HTML_TYPE);
       return json(res, 200, { authQueries: outcome.queries });
@@ -271,6 +296,8 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
     if (primary) {
       if (method === 'GET') {
         const id = first(query, 'authRequestID') ?? '';
+        // Never an unchecked value in a header: a malformed id names no auth request.
+        if (id !== '' && !isRandomId(id)) throw ApiError.of('INVALID_AUTH');
         res.setHeader('auth-request-id', id);
         if (primary === 'password') return text(res, 200, loginPage(id), HTML_TYPE);
         return text(res, 200, 'please POST to this URL');
@@ -294,7 +321,7 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
         return finish(await provider.login(id, primary, input), as);
       } catch (err) {
         if (as !== 'html' || !(err instanceof ApiError) || err.status >= 500) throw err;
-        for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+        for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, headerValue(v));
         if (primary === 'password') return text(res, err.status, loginPage(id ?? '', err.message), HTML_TYPE);
         return text(res, err.status, err.message);
       }
@@ -318,11 +345,11 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
       const { params } = await loginBody(req);
       const id = first(params, 'id') ?? queryId;
       if (method === 'POST') {
-        const { mfa, identityName } = await provider.startTotpEnrollment(id);
+        const { mfa, identityName } = await provider.startTotpEnrollment(id, bindingOf(req, id));
         return json(res, 201, mfaDetail(mfa, identityName));
       }
       if (method === 'DELETE') {
-        await provider.deleteTotpEnrollment(id, first(params, 'code') ?? '');
+        await provider.deleteTotpEnrollment(id, bindingOf(req, id), first(params, 'code') ?? '');
         return json(res, 200, {});
       }
       throw ApiError.of('METHOD_NOT_ALLOWED');
@@ -332,7 +359,8 @@ export function oidcHttp(provider: OidcProvider, internalSecret: string, log: Lo
       if (method !== 'POST') throw ApiError.of('METHOD_NOT_ALLOWED');
       const as = negotiate(req.headers.accept);
       const { params } = await loginBody(req);
-      return finish(await provider.verifyTotpEnrollment(first(params, 'id') ?? queryId, first(params, 'code') ?? ''), as);
+      const id = first(params, 'id') ?? queryId;
+      return finish(await provider.verifyTotpEnrollment(id, bindingOf(req, id), first(params, 'code') ?? ''), as);
     }
     void requestId;
     throw ApiError.of('NOT_FOUND');

@@ -185,7 +185,9 @@ describe('OIDC provider', () => {
     const envInfo = { os: 'linux', arch: 'x86_64', osRelease: '6.1', osVersion: '#1', hostname: 'host1', domain: '' };
     const login = await oidc('POST', `/oidc/login/cert?id=${id}`, { headers: { accept: 'application/json', ...certHeader(dev.cert) }, json: { sdkInfo, envInfo } });
     expect(login.status).toBe(302);
-    expect(login.headers.get('location')).toBe(`https://${HOST}/oidc/authorize/callback?id=${id}`);
+    // The callback needs the one-time ticket only this answer carries (login fixation).
+    expect(login.headers.get('location')).toMatch(new RegExp(`^https://${HOST}/oidc/authorize/callback\\?id=${id}&ticket=[A-Za-z0-9_-]{43}$`));
+    expect((await oidc('GET', `/oidc/authorize/callback?id=${id}`)).headers.get('location')).toContain('error=login_required');
     expect(await h.sql('SELECT id FROM api_sessions WHERE identity_id = $1', [dev.id])).toEqual([]);
 
     const { tail } = await codeTail(login.headers.get('location')!);
@@ -303,14 +305,19 @@ describe('OIDC provider', () => {
     expect(claims(r1.body.access_token)).toMatchObject({ sub: user.id, z_asid: access.z_asid, auth_time: access.auth_time });
     const [after] = await h.sql('SELECT expires_at FROM api_sessions WHERE id = $1', [access.z_asid]);
     expect(new Date(after.expires_at).getTime()).toBeGreaterThan(new Date(before.expires_at).getTime());
-    const again = await token(refreshForm(t.body.refresh_token), basic);
-    expect(again.body).toEqual({ error: 'invalid_grant', error_description: expect.any(String) });
+    // Refusals before the rotation (another client, a wider scope) leave the token usable.
     expect((await token(refreshForm(r1.body.refresh_token).replace('client_id=openziti', 'client_id=native'))).body.error).toBe('invalid_grant');
     expect((await token(`${refreshForm(r1.body.refresh_token)}&scope=openid%20extra`)).body.error).toBe('invalid_scope');
     const narrowed = await token(`${refreshForm(r1.body.refresh_token)}&scope=offline_access`);
     expect(narrowed.status).toBe(200);
     expect(narrowed.body.id_token).toBeUndefined();
     expect(claims(narrowed.body.access_token).scopes).toEqual(['offline_access']);
+    // The first refresh token, rotated away, comes back: refused, and its whole family (the API session) ends.
+    const again = await token(refreshForm(t.body.refresh_token), basic);
+    expect(again.body).toEqual({ error: 'invalid_grant', error_description: expect.any(String) });
+    expect(await h.sql('SELECT id FROM api_sessions WHERE id = $1', [access.z_asid])).toEqual([]);
+    expect((await token(refreshForm(narrowed.body.refresh_token), basic)).body.error).toBe('invalid_grant');
+    expect(await h.sql(`SELECT type FROM revocations WHERE id = $1`, [access.z_asid])).toEqual([{ type: 'API_SESSION' }]);
   });
 
   it('asks for TOTP after the primary factor and issues the code once a valid TOTP code arrives', async () => {
@@ -377,17 +384,25 @@ describe('OIDC provider', () => {
     const login = await oidc('POST', '/oidc/login/password', { json: { id, username: user.username, password: 'pass-word1' } });
     expect(login.status).toBe(200);
     expect(login.body.authQueries[0]).toMatchObject({ typeId: 'TOTP', isTotpEnrolled: false });
-    const started = await oidc('POST', '/oidc/login/totp/enroll', { json: { id } });
+    // Only the login's caller (its binding cookie) enrolls: knowing the auth request id is not enough.
+    expect((await oidc('POST', '/oidc/login/totp/enroll', { json: { id } })).status).toBe(401);
+    const setCookie = login.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(new RegExp(`^ziti-oidc-login-${id}=[A-Za-z0-9_-]{43}; Path=/oidc/login; Max-Age=600; HttpOnly; Secure; SameSite=Strict$`));
+    const cookie = { cookie: `other=1; ${setCookie.split(';')[0]}` };
+    expect((await oidc('POST', '/oidc/login/totp/enroll', { json: { id }, headers: { cookie: `ziti-oidc-login-${id}=${'A'.repeat(43)}` } })).status).toBe(401);
+    const started = await oidc('POST', '/oidc/login/totp/enroll', { json: { id }, headers: cookie });
     expect(started.status).toBe(201);
     expect(started.body).toMatchObject({ isVerified: false, provisioningUrl: expect.stringContaining('otpauth://'), recoveryCodes: expect.any(Array) });
-    expect((await oidc('POST', '/oidc/login/totp/enroll', { json: { id } })).body.error.code).toBe('MFA_EXISTS');
-    const dropped = await oidc('DELETE', '/oidc/login/totp/enroll', { json: { id } });
+    expect((await oidc('POST', '/oidc/login/totp/enroll', { json: { id }, headers: cookie })).body.error.code).toBe('MFA_EXISTS');
+    expect((await oidc('DELETE', '/oidc/login/totp/enroll', { json: { id } })).status).toBe(401);
+    const dropped = await oidc('DELETE', '/oidc/login/totp/enroll', { json: { id }, headers: cookie });
     expect([dropped.status, dropped.body]).toEqual([200, {}]);
-    const restarted = await oidc('POST', '/oidc/login/totp/enroll', { form: `id=${id}` });
+    const restarted = await oidc('POST', '/oidc/login/totp/enroll', { form: `id=${id}`, headers: cookie });
     expect(restarted.status).toBe(201);
     const secret = new URL(restarted.body.provisioningUrl).searchParams.get('secret')!;
-    expect((await oidc('POST', '/oidc/login/totp/enroll/verify', { json: { id, code: wrongTotpCodes(secret, 1)[0] } })).body.error.code).toBe('MFA_INVALID_TOKEN');
-    const verified = await oidc('POST', '/oidc/login/totp/enroll/verify', { json: { id, code: totpCodes(secret)() } });
+    expect((await oidc('POST', '/oidc/login/totp/enroll/verify', { json: { id, code: wrongTotpCodes(secret, 1)[0] }, headers: cookie })).body.error.code).toBe('MFA_INVALID_TOKEN');
+    expect((await oidc('POST', '/oidc/login/totp/enroll/verify', { json: { id, code: totpCodes(secret)() } })).status).toBe(401);
+    const verified = await oidc('POST', '/oidc/login/totp/enroll/verify', { json: { id, code: totpCodes(secret)() }, headers: cookie });
     expect(verified.status).toBe(302);
     const { tail } = await codeTail(verified.headers.get('location')!);
     const t = await token(tokenForm(auth, tail));

@@ -181,8 +181,11 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
     return rows.map(toDeleted)[0] ?? null;
   }
 
-  async deleteByIdentity(identityId: string): Promise<DeletedSession[]> {
-    const rows = await this.db.$queryRaw<DeletedRow[]>`DELETE FROM "api_sessions" WHERE "identity_id" = ${identityId} ${RETURNING}`;
+  async deleteByIdentity(identityId: string, exceptId?: string): Promise<DeletedSession[]> {
+    const rows =
+      exceptId === undefined
+        ? await this.db.$queryRaw<DeletedRow[]>`DELETE FROM "api_sessions" WHERE "identity_id" = ${identityId} ${RETURNING}`
+        : await this.db.$queryRaw<DeletedRow[]>`DELETE FROM "api_sessions" WHERE "identity_id" = ${identityId} AND "id" <> ${exceptId} ${RETURNING}`;
     return rows.map(toDeleted);
   }
 

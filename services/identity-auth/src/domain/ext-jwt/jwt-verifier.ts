@@ -1,5 +1,5 @@
 import { type KeyObject, X509Certificate } from 'node:crypto';
-import { isStorableText } from '@ziti/http-kit';
+import { isStorableText, quotedHeaderParam } from '@ziti/http-kit';
 import type { ExternalJwtSigner } from '../auth-model.js';
 
 /** Where keys of JWKS signers come from (clients/jwks-fetcher.ts): fetched, cached, SSRF-checked. */
@@ -137,7 +137,8 @@ const DESCRIPTION: Record<TokenError, string> = {
 export function extJwtChallenge(realm: 'primary' | 'secondary', error: TokenError, signers: readonly ExternalJwtSigner[]): string {
   const ids = signers.map((s) => s.id).join('|');
   const issuers = signers.map((s) => s.issuer).join('|');
-  return `Bearer realm="openziti-${realm}-ext-jwt" error="${error}" error_description="${DESCRIPTION[error]}" id="${ids}" issuer="${issuers}"`;
+  // Ids and issuers are data (an issuer may hold any text): quoted and escaped, never raw (RFC 7235 §2.1).
+  return `Bearer realm="openziti-${realm}-ext-jwt" error="${error}" error_description="${DESCRIPTION[error]}" id=${quotedHeaderParam(ids)} issuer=${quotedHeaderParam(issuers)}`;
 }
 
 /** The bearer tokens of a request's `Authorization` headers (at most 3, as the controller processes). */
