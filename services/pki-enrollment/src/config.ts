@@ -1,4 +1,5 @@
 import { intEnv, requireEnv } from '@ziti/service-kit';
+import { DEFAULT_MAX_API_SESSION_CERTIFICATES } from './domain/session-certs.js';
 
 /** Configuration of the standalone process (`main.ts`), read from the environment. */
 export interface Config {
@@ -21,6 +22,8 @@ export interface Config {
   /** Enrollment JWT lifetimes in minutes (default 180, minimum 5). */
   identityEnrollmentMinutes?: number;
   routerEnrollmentMinutes?: number;
+  /** Certificates one API session may hold (default 10, 0 = no bound). */
+  maxApiSessionCertificates: number;
 }
 
 /**
@@ -35,6 +38,7 @@ export interface Config {
  * | `ZITI_TRUST_DOMAIN` | the root CA's (generated on first start) |
  * | `ZITI_CTRL_ENDPOINTS` | `tls:<advertised address>` (comma list) |
  * | `ZITI_ENROLLMENT_DURATION_MINUTES`, `ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES` | 180 |
+ * | `ZITI_MAX_API_SESSION_CERTIFICATES` | 10 (0 = no bound) |
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.ZITI_BIND_HOST || '127.0.0.1';
@@ -54,5 +58,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ctrlAddresses: list.length > 0 ? list : undefined,
     identityEnrollmentMinutes: optionalInt('ZITI_ENROLLMENT_DURATION_MINUTES'),
     routerEnrollmentMinutes: optionalInt('ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES'),
+    maxApiSessionCertificates: intEnv(env, 'ZITI_MAX_API_SESSION_CERTIFICATES', DEFAULT_MAX_API_SESSION_CERTIFICATES, 0, 10_000),
   };
 }
