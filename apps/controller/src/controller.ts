@@ -88,6 +88,10 @@ export interface ControllerOptions {
   servicePorts?: 'ephemeral' | ServicePorts;
   /** Settings the standalone services read from their environment (see each `loadConfig`). */
   sessionTimeoutMinutes?: number;
+  /** API sessions one identity may hold (`ZITI_MAX_API_SESSIONS_PER_IDENTITY`; identity-auth's default 100; 0 = no bound). */
+  maxApiSessionsPerIdentity?: number;
+  /** Certificates one API session may hold (`ZITI_MAX_API_SESSION_CERTIFICATES`; pki-enrollment's default 10; 0 = no bound). */
+  maxApiSessionCertificates?: number;
   /** Age at which the OIDC signing key is replaced (ZITI_OIDC_KEY_ROTATION_DAYS, default 30; 0 = never). */
   oidcKeyRotationDays?: number;
   mfaSecret?: string;
@@ -225,6 +229,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
         dataDir,
         admin: { username: adminUsername, password: opts.adminPassword || undefined },
         sessionTimeoutMinutes: opts.sessionTimeoutMinutes,
+        maxApiSessionsPerIdentity: opts.maxApiSessionsPerIdentity,
         secretsKey: opts.mfaSecret,
         oidcKeyRotationDays: opts.oidcKeyRotationDays,
         totpIssuer: opts.totpIssuer,
@@ -242,7 +247,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       session: { policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), sessionEvents: emits('session') },
       posture: { policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') },
       policy: { pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth') },
-      'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey, serverKeySecret },
+      'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey, serverKeySecret, maxApiSessionCertificates: opts.maxApiSessionCertificates },
     };
     for (const ctx of others) {
       const service = await ctx.startService({ ...common, ...ports(ctx.SERVICE_NAME), serverKeySecret: '', ...extras[ctx.SERVICE_NAME] });

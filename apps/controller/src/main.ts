@@ -45,6 +45,8 @@ async function main(): Promise<void> {
     adminPassword,
     servicePorts: servicePortsFromEnv(env),
     sessionTimeoutMinutes: env.ZITI_SESSION_TIMEOUT_MINUTES ? intEnv(env, 'ZITI_SESSION_TIMEOUT_MINUTES', 30, 0, 525600) : undefined,
+    maxApiSessionsPerIdentity: env.ZITI_MAX_API_SESSIONS_PER_IDENTITY ? intEnv(env, 'ZITI_MAX_API_SESSIONS_PER_IDENTITY', 100, 0, 1_000_000) : undefined,
+    maxApiSessionCertificates: env.ZITI_MAX_API_SESSION_CERTIFICATES ? intEnv(env, 'ZITI_MAX_API_SESSION_CERTIFICATES', 10, 0, 10_000) : undefined,
     mfaSecret: env.ZITI_MFA_SECRET || undefined,
     oidcKeyRotationDays: env.ZITI_OIDC_KEY_ROTATION_DAYS ? intEnv(env, 'ZITI_OIDC_KEY_ROTATION_DAYS', 30, 0, 3650) : undefined,
     totpIssuer: env.ZITI_TOTP_ISSUER || undefined,

@@ -1,4 +1,4 @@
-import { ALL_ROUTES, MODELS, expressPath, pathPattern } from './index.js';
+import { ALL_ROUTES, MODELS, common, expressPath, pathPattern } from './index.js';
 
 const PERMISSION_ENTITIES = [
   'auth-policy', 'ca', 'config', 'config-type', 'edge-router-policy', 'enrollment', 'external-jwt-signer', 'identity',
@@ -34,6 +34,24 @@ describe('the public contract', () => {
 
   it('names every model after its $id', () => {
     for (const [name, schema] of Object.entries(MODELS)) expect(schema.$id).toBe(name);
+  });
+
+  it('bounds the tags of every request body by the one tags model', () => {
+    const tagFields: string[] = [];
+    const walk = (schema: unknown, path: string, depth: number): void => {
+      if (!schema || typeof schema !== 'object' || depth > 6) return;
+      const s = schema as Record<string, unknown>;
+      for (const key of ['anyOf', 'allOf']) for (const m of (s[key] as unknown[] | undefined) ?? []) walk(m, path, depth + 1);
+      if (s.items) walk(s.items, `${path}[]`, depth + 1);
+      for (const [k, v] of Object.entries((s.properties as Record<string, unknown> | undefined) ?? {})) {
+        if (k === 'tags') {
+          tagFields.push(`${path}.tags`);
+          expect([path, (v as Record<string, unknown>).maxJsonBytes]).toEqual([path, common.MAX_TAGS_JSON_BYTES]);
+        } else walk(v, `${path}.${k}`, depth + 1);
+      }
+    };
+    for (const r of ALL_ROUTES) if (r.body) walk(r.body, `${r.method} ${r.path}`, 0);
+    expect(tagFields.length).toBeGreaterThan(40);
   });
 
   it('turns path templates into matchers and express paths', () => {

@@ -13,6 +13,7 @@ export { CLIENT_CERT_HEADER, signClientCertChain, verifyClientCertChain, clientC
 export { checkAccess } from './access.js';
 export { type AccessLine, logAccess, methodOf, pathOf } from './access-log.js';
 export { validateBody } from './validate.js';
+export { nfc, normalizeName } from './names.js';
 export { assertStorableRequest, firstUnstorableText, isStorableText, unstorableTextError } from './text.js';
 export { headerValue, quotedHeaderParam } from './header-value.js';
 export {

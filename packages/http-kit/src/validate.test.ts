@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '@ziti/errors';
+import { common } from '@ziti/api-contract';
 import { validateBody } from './validate.js';
 
 const nullable = <T extends ReturnType<typeof Type.Object>>(t: T) => Type.Union([t, Type.Null()]);
@@ -79,5 +80,50 @@ describe('validateBody and integers', () => {
 
   it('keeps safe integers, and numbers that are not integers by the model', () => {
     expect(fieldOf({ n: 2 ** 53 - 1, nested: { list: [-(2 ** 53 - 1)] }, ratio: 1e308 })).toBeUndefined();
+  });
+});
+
+describe('validateBody and the size of tags', () => {
+  const { MAX_TAGS_JSON_BYTES, Tags } = common;
+  const Model = Type.Object({
+    tags: Type.Optional(Tags),
+    nested: Type.Optional(Type.Array(Type.Object({ tags: Tags }))),
+    other: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  });
+  const refusal = (body: unknown) => {
+    try {
+      validateBody(Model, body);
+      return undefined;
+    } catch (e) {
+      return [(e as ApiError).code, (e as ApiError).status, (e as ApiError).cause?.field, (e as ApiError).cause?.reason, (e as ApiError).cause?.value];
+    }
+  };
+  /** Tags whose JSON is exactly `bytes` long: `{"k":"…"}`. */
+  const tagsOf = (bytes: number, char = 'x') => ({ k: char.repeat((bytes - 8) / Buffer.byteLength(char)) });
+
+  it('is 16 KiB of JSON', () => {
+    expect(MAX_TAGS_JSON_BYTES).toBe(16384);
+    expect(Buffer.byteLength(JSON.stringify(tagsOf(16384)))).toBe(16384);
+  });
+
+  it('takes tags up to the bound, and null or no tags', () => {
+    expect(refusal({ tags: tagsOf(MAX_TAGS_JSON_BYTES) })).toBeUndefined();
+    expect(refusal({ tags: null, nested: [{ tags: {} }] })).toBeUndefined();
+    expect(refusal({ other: tagsOf(100_000) })).toBeUndefined(); // only fields whose model is the tags model
+  });
+
+  it('refuses larger tags as a field error that reports the size, not the value', () => {
+    expect(refusal({ tags: tagsOf(MAX_TAGS_JSON_BYTES + 2) })).toEqual([
+      'COULD_NOT_VALIDATE', 400, 'tags', 'tags in body should be at most 16384 bytes of JSON', '16386 bytes',
+    ]);
+    expect(refusal({ nested: [{ tags: {} }, { tags: tagsOf(900_008) }] })?.[2]).toBe('nested.1.tags');
+  });
+
+  it('counts bytes, not characters, and counts keys and nesting as well as values', () => {
+    expect(refusal({ tags: tagsOf(MAX_TAGS_JSON_BYTES + 1, '\u00e9') })).toBeUndefined(); // (16385 - 8) / 2 characters round down to 16384 bytes
+    expect(refusal({ tags: tagsOf(MAX_TAGS_JSON_BYTES + 2, '\u00e9') })?.[2]).toBe('tags');
+    const manyKeys = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`key-${i}`, true]));
+    expect(refusal({ tags: manyKeys })?.[2]).toBe('tags');
+    expect(refusal({ tags: { a: { b: { c: 'x'.repeat(MAX_TAGS_JSON_BYTES) } } } })?.[2]).toBe('tags');
   });
 });

@@ -118,21 +118,75 @@ function firstUnsafeInteger(schema: TSchema, value: unknown, path: string): { pa
   }
 }
 
+/**
+ * The first value in `value` (and its path) whose schema carries `maxJsonBytes` (the contract's
+ * `Tags`) and whose JSON is longer than that many UTF-8 bytes, or undefined.
+ */
+function firstOversized(schema: TSchema, value: unknown, path: string): { path: string; bytes: number; max: number } | undefined {
+  const max = schema.maxJsonBytes as unknown;
+  if (typeof max === 'number' && value !== undefined) {
+    const bytes = Buffer.byteLength(JSON.stringify(value));
+    if (bytes > max) return { path, bytes, max };
+  }
+  switch (schema[Kind]) {
+    case 'Object': {
+      if (!isObject(value)) return undefined;
+      const props = (schema.properties ?? {}) as Record<string, TSchema>;
+      const extra = schema.additionalProperties as unknown;
+      for (const key of Object.keys(value)) {
+        const inner = Object.hasOwn(props, key) ? props[key]! : isSchema(extra) ? extra : undefined;
+        const found = inner && firstOversized(inner, value[key], path ? `${path}.${key}` : key);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    case 'Intersect':
+      for (const member of schema.allOf as TSchema[]) {
+        const found = firstOversized(member, value, path);
+        if (found) return found;
+      }
+      return undefined;
+    case 'Array':
+      if (!Array.isArray(value)) return undefined;
+      for (let i = 0; i < value.length; i++) {
+        const found = firstOversized(schema.items as TSchema, value[i], path ? `${path}.${i}` : String(i));
+        if (found) return found;
+      }
+      return undefined;
+    case 'Union': {
+      const member = (schema.anyOf as TSchema[]).find((m) => checker(m).Check(value));
+      return member ? firstOversized(member, value, path) : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
 const fieldOf = (path: string) => path.replace(/^\//, '').replace(/\//g, '.') || '(root)';
 
 /**
  * Checks a request body against its schema, after dropping the fields it does not name (see
  * `stripUnknown`; `body` is changed in place). The first failure becomes a field error
  * (400 COULD_NOT_VALIDATE with `cause.{field,reason,value}`), worded as go-openapi words it.
+ * Beyond JSON Schema, a schema may carry `maxJsonBytes` (the contract's `Tags`): the JSON of the
+ * value there is at most that many UTF-8 bytes (the cause's value is the size sent).
  */
 export function validateBody<T>(schema: TSchema, body: unknown): T {
   const check = checker(schema);
   stripUnknown(schema, body);
   if (check.Check(body)) {
     const unsafe = firstUnsafeInteger(schema, body, '');
-    if (unsafe === undefined) return body as T;
-    const bound = unsafe.value < 0 ? `greater than or equal to ${Number.MIN_SAFE_INTEGER}` : `less than or equal to ${Number.MAX_SAFE_INTEGER}`;
-    throw ApiError.field(unsafe.path, `${unsafe.path} in body should be ${bound}`, unsafe.value);
+    if (unsafe !== undefined) {
+      const bound = unsafe.value < 0 ? `greater than or equal to ${Number.MIN_SAFE_INTEGER}` : `less than or equal to ${Number.MAX_SAFE_INTEGER}`;
+      throw ApiError.field(unsafe.path, `${unsafe.path} in body should be ${bound}`, unsafe.value);
+    }
+    const oversized = firstOversized(schema, body, '');
+    // The value is its size, not the value: echoing a megabyte back would help no one.
+    if (oversized !== undefined) {
+      const field = oversized.path || '(root)';
+      throw ApiError.field(field, `${field} in body should be at most ${oversized.max} bytes of JSON`, `${oversized.bytes} bytes`);
+    }
+    return body as T;
   }
   const first = check.Errors(body).First();
   if (!first) throw ApiError.of('COULD_NOT_VALIDATE');

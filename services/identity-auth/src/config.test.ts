@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       grpc: { host: '127.0.0.1', port: 18201 },
       dataDir: 'data',
       admin: { username: 'admin', password: undefined },
+      maxApiSessionsPerIdentity: 100,
       outboundAllowPrivate: false,
       // The event stream's namespaces default to all of them, so logins hand back their outcome.
       authenticationEvents: true,
@@ -36,6 +37,7 @@ describe('loadConfig', () => {
       ZITI_USER: 'root',
       ZITI_PWD: 'pa55word',
       ZITI_SESSION_TIMEOUT_MINUTES: '45',
+      ZITI_MAX_API_SESSIONS_PER_IDENTITY: '0',
       PKI_ENROLLMENT_GRPC: 'pki-enrollment:18202',
       ZITI_OUTBOUND_ALLOW_PRIVATE: 'true',
       ZITI_INSTANCE_ID: ' ctrl-1 ',
@@ -46,6 +48,7 @@ describe('loadConfig', () => {
       dataDir: '/var/lib/ziti',
       admin: { username: 'root', password: 'pa55word' },
       sessionTimeoutMinutes: 45,
+      maxApiSessionsPerIdentity: 0,
       pkiEnrollmentGrpc: 'pki-enrollment:18202',
       outboundAllowPrivate: true,
       instanceId: 'ctrl-1',
@@ -60,5 +63,6 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...required, DATABASE_URL: undefined })).toThrow(/DATABASE_URL/);
     expect(() => loadConfig({ ...required, IDENTITY_AUTH_HTTP_PORT: 'x' })).toThrow(/IDENTITY_AUTH_HTTP_PORT/);
     expect(() => loadConfig({ ...required, ZITI_OUTBOUND_ALLOW_PRIVATE: 'sometimes' })).toThrow(/ZITI_OUTBOUND_ALLOW_PRIVATE/);
+    expect(() => loadConfig({ ...required, ZITI_MAX_API_SESSIONS_PER_IDENTITY: 'many' })).toThrow(/ZITI_MAX_API_SESSIONS_PER_IDENTITY/);
   });
 });

@@ -1,4 +1,5 @@
 import { type ContextConfig, boolEnv, contextConfig, eventNamespacesEnabled, intEnv, optionalSecret } from '@ziti/service-kit';
+import { DEFAULT_MAX_API_SESSIONS_PER_IDENTITY } from './domain/api-session-manager.js';
 
 /** Configuration of the standalone process (`main.ts`), read from the environment. */
 export interface Config extends ContextConfig {
@@ -8,6 +9,8 @@ export interface Config extends ContextConfig {
   admin: { username: string; password?: string };
   /** API session idle timeout (ZITI_SESSION_TIMEOUT_MINUTES, default 30). */
   sessionTimeoutMinutes?: number;
+  /** API sessions one identity may hold (ZITI_MAX_API_SESSIONS_PER_IDENTITY, default 100, 0 = no bound). */
+  maxApiSessionsPerIdentity: number;
   /** The policy context's gRPC address (POLICY_GRPC, e.g. `policy:18203`); unset = no synchronous projection. */
   policyGrpc?: string;
   /** pki-enrollment's gRPC address (PKI_ENROLLMENT_GRPC, e.g. `pki-enrollment:18202`); unset = no enrollments, no cert login. */
@@ -37,6 +40,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: env.ZITI_DATA_DIR || 'data',
     admin: { username: env.ZITI_USER || 'admin', password: env.ZITI_PWD || undefined },
     ...(timeout !== undefined ? { sessionTimeoutMinutes: timeout } : {}),
+    maxApiSessionsPerIdentity: intEnv(env, 'ZITI_MAX_API_SESSIONS_PER_IDENTITY', DEFAULT_MAX_API_SESSIONS_PER_IDENTITY, 0, 1_000_000),
     ...(env.POLICY_GRPC ? { policyGrpc: env.POLICY_GRPC } : {}),
     ...(env.PKI_ENROLLMENT_GRPC ? { pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC } : {}),
     ...(env.ZITI_MFA_SECRET ? { secretsKey: optionalSecret(env, 'ZITI_MFA_SECRET') } : {}),

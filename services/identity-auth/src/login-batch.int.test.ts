@@ -1,15 +1,15 @@
 import { createSchemaPool } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
-import { shortId, uuidToken, type RequestPrincipal } from '@ziti/http-kit';
+import { shortId, tokenHash, uuidToken, type RequestPrincipal } from '@ziti/http-kit';
 import type { ApiSession } from './domain/model.js';
+import type { DeletedSession } from './domain/ports.js';
 import { PrismaAuthenticatorRepository } from './store/authenticator-repo.js';
 import { type Database, openDatabase } from './store/db.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
 import { SCHEMA } from './schema.js';
 import { Harness } from './testing/harness.js';
 
-function newSession(identityId: string, authenticatorId: string): ApiSession {
-  const now = new Date();
+function newSession(identityId: string, authenticatorId: string, now = new Date()): ApiSession {
   return {
     id: shortId(),
     token: uuidToken(),
@@ -149,5 +149,43 @@ describe('logins that arrive together share their statements', () => {
     const [row] = await h.sql('SELECT sdk_info FROM identities WHERE id = $1', [bob.id]);
     expect(row.sdk_info).toEqual({ type: 'ziti-sdk-golang', version: 'v1.2.3' });
     expect(await h.sql('SELECT id FROM api_sessions WHERE id = $1', [s.id])).toEqual([{ id: s.id }]);
+  });
+
+  it('ends the least recently active sessions of an identity beyond its bound in the same statement, with their events', async () => {
+    const carol = await h.createUser(admin);
+    const aid = await authenticatorOf(carol.id);
+    const evicted: DeletedSession[] = [];
+    const notify = jest.fn();
+    const relay = { publishOnCommit: <T>(_events: unknown, commit: Promise<T>) => commit, notify };
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, relay, db.pool, { maxPerIdentity: 3, evicted: async (s) => void evicted.push(...s) });
+    const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000);
+    const old = [newSession(carol.id, aid, at(20)), newSession(carol.id, aid, at(10)), newSession(carol.id, aid, at(5))];
+    for (const s of old) await uow.createSession(s, {});
+    expect(evicted).toEqual([]);
+    const erin = await h.createUser(admin); // another identity in the same batch, below its bound
+
+    const fresh = [newSession(carol.id, aid), newSession(erin.id, await authenticatorOf(erin.id)), newSession(carol.id, aid)];
+    const statements = await statementsOf(db, () => Promise.all(fresh.map((s) => uow.createSession(s, {}))));
+    expect(statements).toBe(1);
+    expect(evicted.map((s) => s.id).sort()).toEqual([old[0]!.id, old[1]!.id].sort());
+    expect(evicted.find((s) => s.id === old[0]!.id)).toEqual({ id: old[0]!.id, token: old[0]!.token, identityId: carol.id, kind: 'legacy' });
+    expect(notify).toHaveBeenCalledTimes(1);
+    const kept = await h.sql('SELECT id FROM api_sessions WHERE identity_id = $1 ORDER BY id', [carol.id]);
+    expect(kept.map((r) => r.id)).toEqual([old[2]!.id, fresh[0]!.id, fresh[2]!.id].sort());
+    expect(await h.sql('SELECT id FROM api_sessions WHERE identity_id = $1', [erin.id])).toEqual([{ id: fresh[1]!.id }]);
+
+    const events = await h.sql("SELECT type, source, data FROM outbox_events WHERE type = 'api-session.deleted' AND data->>'identityId' = $1", [carol.id]);
+    expect(events.map((e) => e.data.apiSessionId).sort()).toEqual([old[0]!.id, old[1]!.id].sort());
+    expect(events.find((e) => e.data.apiSessionId === old[0]!.id)).toEqual({
+      type: 'api-session.deleted', source: 'identity-auth', data: { apiSessionId: old[0]!.id, identityId: carol.id, tokenHashes: [tokenHash(old[0]!.token)] },
+    });
+  });
+
+  it('ends nothing without a bound', async () => {
+    const dave = await h.createUser(admin);
+    const aid = await authenticatorOf(dave.id);
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, { publishOnCommit: (_events, commit) => commit });
+    for (let i = 0; i < 5; i++) await uow.createSession(newSession(dave.id, aid), {});
+    expect((await h.sql('SELECT id FROM api_sessions WHERE identity_id = $1', [dave.id])).length).toBe(5);
   });
 });

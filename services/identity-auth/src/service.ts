@@ -12,7 +12,7 @@ import { type PkiAddress, grpcPkiContext } from './clients/pki-client.js';
 import { type PolicyAddress, grpcPolicyContext } from './clients/policy-client.js';
 import { JwksFetcher } from './clients/jwks-fetcher.js';
 import { OutboundGuard } from './clients/outbound-url.js';
-import { ActivityRecorder, ApiSessionManager } from './domain/api-session-manager.js';
+import { ActivityRecorder, ApiSessionManager, DEFAULT_MAX_API_SESSIONS_PER_IDENTITY } from './domain/api-session-manager.js';
 import { AuthPolicyManager } from './domain/auth-policy-manager.js';
 import { Authenticator } from './domain/authenticator.js';
 import { AuthenticatorManager } from './domain/authenticator-manager.js';
@@ -86,6 +86,12 @@ export interface IdentityAuthDeps {
   admin: { username: string; password?: string; name?: string };
   /** API session idle timeout; default 30, values below 1 fall back to 30. */
   sessionTimeoutMinutes?: number;
+  /**
+   * The most API sessions one identity holds (`ZITI_MAX_API_SESSIONS_PER_IDENTITY`); a login
+   * beyond it ends that identity's least recently active sessions. Default 100
+   * (`DEFAULT_MAX_API_SESSIONS_PER_IDENTITY`); 0 = no bound.
+   */
+  maxApiSessionsPerIdentity?: number;
   /**
    * The policy context's gRPC address, for the synchronous identity projection (`SyncIdentity`)
    * and role-attribute usage. A function when the address is only known after this service
@@ -178,8 +184,11 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
   };
 
   try {
-    const uow = new PrismaUnitOfWork(db.prisma, db.pool, relay, db.sessionWrites);
     const cache = sharedPrincipalCache(deps.cache, log);
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, relay, db.sessionWrites, {
+      maxPerIdentity: deps.maxApiSessionsPerIdentity ?? DEFAULT_MAX_API_SESSIONS_PER_IDENTITY,
+      evicted: (ended) => cache.drop(ended.map((s) => s.token)),
+    });
     await ensureDefaultAdmin(uow, deps.admin, (pw) => storeAdminPassword(deps.dataDir, pw, deps.admin.username, log)).catch((err) => {
       throw schemaHint(err);
     });

@@ -8,7 +8,7 @@ describe('loadConfig', () => {
       databaseUrl: 'postgres://x/y', natsUrl: 'nats://n', redisUrl: 'redis://r', internalSecret: 's',
       http: { host: '127.0.0.1', port: 18102 }, grpc: { host: '127.0.0.1', port: 18202 }, identityAuthGrpc: '127.0.0.1:18201',
       advertisedAddress: undefined, pkiKey: undefined, trustDomain: undefined, ctrlAddresses: undefined,
-      identityEnrollmentMinutes: undefined, routerEnrollmentMinutes: undefined,
+      identityEnrollmentMinutes: undefined, routerEnrollmentMinutes: undefined, maxApiSessionCertificates: 10,
     });
   });
 
@@ -17,16 +17,17 @@ describe('loadConfig', () => {
       loadConfig({
         ...required, ZITI_CTRL_ADVERTISED_ADDRESS: 'ctrl.example:443', ZITI_PKI_KEY: 'k', ZITI_TRUST_DOMAIN: 'example.org',
         ZITI_CTRL_ENDPOINTS: 'tls:a:6262, tls:b:6262', ZITI_ENROLLMENT_DURATION_MINUTES: '60', ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES: '30',
-        IDENTITY_AUTH_GRPC: 'ia:18201',
+        IDENTITY_AUTH_GRPC: 'ia:18201', ZITI_MAX_API_SESSION_CERTIFICATES: '3',
       }),
     ).toMatchObject({
       advertisedAddress: 'ctrl.example:443', pkiKey: 'k', trustDomain: 'example.org', ctrlAddresses: ['tls:a:6262', 'tls:b:6262'],
-      identityEnrollmentMinutes: 60, routerEnrollmentMinutes: 30, identityAuthGrpc: 'ia:18201',
+      identityEnrollmentMinutes: 60, routerEnrollmentMinutes: 30, identityAuthGrpc: 'ia:18201', maxApiSessionCertificates: 3,
     });
   });
 
   it('fails fast naming a missing key', () => {
     expect(() => loadConfig({ ...required, ZITI_INTERNAL_SECRET: '' })).toThrow(/ZITI_INTERNAL_SECRET/);
     expect(() => loadConfig({ ...required, ZITI_ENROLLMENT_DURATION_MINUTES: 'soon' })).toThrow(/ZITI_ENROLLMENT_DURATION_MINUTES/);
+    expect(() => loadConfig({ ...required, ZITI_MAX_API_SESSION_CERTIFICATES: '-1' })).toThrow(/ZITI_MAX_API_SESSION_CERTIFICATES/);
   });
 });

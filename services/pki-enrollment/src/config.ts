@@ -1,4 +1,5 @@
 import { type ContextConfig, contextConfig, intEnv, optionalSecret, peerAddress, requireSecret } from '@ziti/service-kit';
+import { DEFAULT_MAX_API_SESSION_CERTIFICATES } from './domain/session-certs.js';
 
 /** Configuration of the standalone process (`main.ts`), read from the environment. */
 export interface Config extends ContextConfig {
@@ -17,6 +18,8 @@ export interface Config extends ContextConfig {
   /** Enrollment JWT lifetimes in minutes (default 180, minimum 5). */
   identityEnrollmentMinutes?: number;
   routerEnrollmentMinutes?: number;
+  /** Certificates one API session may hold (default 10, 0 = no bound). */
+  maxApiSessionCertificates: number;
 }
 
 /**
@@ -31,6 +34,7 @@ export interface Config extends ContextConfig {
  * | `ZITI_TRUST_DOMAIN` | the root CA's (generated on first start) |
  * | `ZITI_CTRL_ENDPOINTS` | `tls:<advertised address>` (comma list) |
  * | `ZITI_ENROLLMENT_DURATION_MINUTES`, `ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES` | 180 |
+ * | `ZITI_MAX_API_SESSION_CERTIFICATES` | 10 (0 = no bound) |
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const optionalInt = (key: string) => (env[key] ? intEnv(env, key, 180, 0, 525600) : undefined);
@@ -45,5 +49,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ctrlAddresses: list.length > 0 ? list : undefined,
     identityEnrollmentMinutes: optionalInt('ZITI_ENROLLMENT_DURATION_MINUTES'),
     routerEnrollmentMinutes: optionalInt('ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES'),
+    maxApiSessionCertificates: intEnv(env, 'ZITI_MAX_API_SESSION_CERTIFICATES', DEFAULT_MAX_API_SESSION_CERTIFICATES, 0, 10_000),
   };
 }

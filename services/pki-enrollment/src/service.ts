@@ -13,7 +13,7 @@ import { EdgeAddress, Jwts } from './domain/jwts.js';
 import { ControllerPki } from './domain/pki.js';
 import type { IdentityDirectory } from './domain/ports.js';
 import { RouterEnrollments } from './domain/routers.js';
-import { SessionCertManager } from './domain/session-certs.js';
+import { DEFAULT_MAX_API_SESSION_CERTIFICATES, SessionCertManager } from './domain/session-certs.js';
 import { subscribeIdentityEvents } from './events/subscribers.js';
 import { identityAuthDirectory } from './grpc/identity-auth-client.js';
 import { pkiEnrollmentServer } from './grpc/pki-enrollment.js';
@@ -56,6 +56,11 @@ export interface ServiceDeps {
   ctrlAddresses?: string[];
   identityEnrollmentMinutes?: number;
   routerEnrollmentMinutes?: number;
+  /**
+   * The most certificates one API session holds (`ZITI_MAX_API_SESSION_CERTIFICATES`); default 10
+   * (`DEFAULT_MAX_API_SESSION_CERTIFICATES`), 0 = no bound.
+   */
+  maxApiSessionCertificates?: number;
   log?: (m: string) => void;
 }
 
@@ -108,7 +113,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const routers = new RouterEnrollments(uow, jwts, enrollmentLifetimeMs(deps.routerEnrollmentMinutes));
     const flows = new EnrollFlows(uow, pki, identities);
     const cas = new CaManager(uow, jwts, identities, log);
-    const sessionCerts = new SessionCertManager(uow, pki);
+    const sessionCerts = new SessionCertManager(uow, pki, deps.maxApiSessionCertificates ?? DEFAULT_MAX_API_SESSION_CERTIFICATES);
 
     const subscription = await subscribeIdentityEvents(deps.bus, { sessionCerts, enrollments });
     closers.push(() => subscription.stop());

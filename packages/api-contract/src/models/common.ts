@@ -33,9 +33,19 @@ export const Links = Type.Object({}, { $id: 'links', description: 'A map of name
 
 export const SubTags = Type.Object({}, { $id: 'subTags', additionalProperties: true });
 
+/**
+ * The most one entity's tags may hold: 16 KiB of JSON (UTF-8), however the map is split into keys
+ * and values. OpenZiti sets no bound (only its body limit); 16 KiB is far above what tags are
+ * used for (labels, owners, a few ids) and keeps a non-admin's own authenticator, or any other
+ * tagged entity, from holding a megabyte. `validateBody` checks every body field whose schema
+ * carries `maxJsonBytes` (400 COULD_NOT_VALIDATE on the field).
+ */
+export const MAX_TAGS_JSON_BYTES = 16 * 1024;
+
 export const Tags = nullable(SubTags, {
   $id: 'tags',
   description: 'A map of user defined fields and values. The values are limited to the following types/values: null, string, boolean',
+  maxJsonBytes: MAX_TAGS_JSON_BYTES,
 });
 
 export const EntityRef = Type.Object(

@@ -1,4 +1,5 @@
 import type { ZitiQlBoolExpr, ZitiQlOperator, ZitiQlQuery, ZitiQlSetExpr, ZitiQlValue } from './ast.js';
+import { nfc } from '../names.js';
 import { invalidFilter, misuse } from './errors.js';
 import {
   type EntityQuerySchema,
@@ -215,7 +216,8 @@ function compareSymbol(
   if (sym?.kind === 'map') throw invalidFilter(`symbol '${name}' is a map symbol and is used without a key, e.g. ${name}.key`);
   if (sym) {
     if (bare && sym.type !== 'bool') throw invalidFilter(`symbol '${name}' of type ${sym.type} is used as a boolean expression`);
-    return compareScalar(sym.sql(scope.alias), sym.type, name, op, values, ctx, true);
+    const literals = sym.nfc ? values.map((v) => (v.type === 'string' ? { ...v, value: nfc(v.value) } : v)) : values;
+    return compareScalar(sym.sql(scope.alias), sym.type, name, op, literals, ctx, true);
   }
   const dot = name.indexOf('.');
   const map = dot > 0 ? ownSymbol(scope.schema, name.slice(0, dot)) : undefined;

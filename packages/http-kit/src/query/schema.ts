@@ -15,6 +15,12 @@ export interface ScalarSymbol {
   sql: (alias: string) => string;
   /** Whether `sort by` / the `sort` parameter may use it. Default true. */
   sortable?: boolean;
+  /**
+   * The column holds text in Unicode NFC (entity names, `normalizeName`): string literals compared
+   * with it are NFC-normalised first, so `name = "cafe\u0301"` finds the stored "café". Only the
+   * normal form changes (white space is kept: `name contains " x"` means what it says).
+   */
+  nfc?: boolean;
 }
 
 /**

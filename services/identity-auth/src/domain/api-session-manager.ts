@@ -85,6 +85,16 @@ export function principalOf(
   };
 }
 
+/**
+ * The most API sessions one identity holds unless configured otherwise
+ * (`ZITI_MAX_API_SESSIONS_PER_IDENTITY`). OpenZiti sets no bound. A device holds one session per
+ * running SDK; 100 leaves room for a fleet sharing one identity and for scripts that log in often
+ * and never log out (sessions live 30 minutes idle), while one identity's logins can no longer
+ * fill the table. A login beyond it ends the identity's least recently active sessions instead of
+ * being refused, so the owner of a lost token can always log in again.
+ */
+export const DEFAULT_MAX_API_SESSIONS_PER_IDENTITY = 100;
+
 /** A session's `lastActivityAt` is written again only when older than this. */
 export const TOUCH_AFTER_MS = 10_000;
 export const MAX_CACHE_TTL_SECONDS = MAX_PRINCIPAL_CACHE_TTL_SECONDS;

@@ -1,4 +1,5 @@
 import { ApiError } from '@ziti/errors';
+import { normalizeName } from '@ziti/http-kit';
 import type { AuthPolicyFields } from './auth-model.js';
 import type { JsonMap } from './model.js';
 import { PASSWORD_MIN } from './password.js';
@@ -45,9 +46,11 @@ function withinRange(fields: AuthPolicyFields): AuthPolicyFields {
   return fields;
 }
 
+/** The name in its stored form (`normalizeName`); empty or only white space → 400 as a missing name. */
 function requireName(name: string | null | undefined): string {
-  if (typeof name !== 'string' || name.trim() === '') throw ApiError.field('name', 'name in body is required', name ?? '');
-  return name;
+  const normalized = typeof name === 'string' ? normalizeName(name) : '';
+  if (normalized === '') throw ApiError.field('name', 'name in body is required', name ?? '');
+  return normalized;
 }
 
 const signers = (ids: string[] | null | undefined) => [...new Set(ids ?? [])];

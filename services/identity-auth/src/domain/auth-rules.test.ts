@@ -54,6 +54,9 @@ describe('auth policy documents', () => {
     expect(p).toMatchObject({ primaryUpdbMaxAttempts: 4, primaryUpdbAllowed: true, secondaryRequiredExtJwtSigner: null, secondaryRequireTotp: true, name: 'p' });
     expect(patchedAuthPolicy(f, { name: null }).name).toBe('p');
     expect(reasonOf(() => patchedAuthPolicy(f, { name: '' }))).toMatch(/name/);
+    expect(reasonOf(() => patchedAuthPolicy(f, { name: '  ' }))).toMatch(/name/);
+    expect(patchedAuthPolicy(f, { name: ' cafe\u0301 ' }).name).toBe('caf\u00e9');
+    expect(fullAuthPolicy({ ...body, name: 'x\u0301 ' }).name).toBe('x\u0301');
   });
 
   it('refuses updb counts that a 32-bit column can not hold, on create and patch', () => {

@@ -20,6 +20,11 @@ describe('CA identity names', () => {
     expect(withIdentityId('', 'abc')).toBe('abc');
   });
 
+  it('is in the stored form of names (NFC, no surrounding white space); a blank one falls back to the id', () => {
+    expect(withIdentityId(' cafe\u0301-[identityId] ', 'abc')).toBe('caf\u00e9-abc');
+    expect(withIdentityId('  ', 'abc')).toBe('abc');
+  });
+
   it('a taken name gets a six-digit counter, as the controller', () => {
     expect([1, 2, 123456].map((n) => numberedName('cam', n))).toEqual(['cam000001', 'cam000002', 'cam123456']);
   });

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { normalizeName } from '@ziti/http-kit';
 
 /** The name format of a CA whose auto-enrolled identities have none configured (§6.7). */
 export const DEFAULT_CA_IDENTITY_NAME_FORMAT = '[caName]-[commonName]';
@@ -30,9 +31,9 @@ export function formatCaIdentityName(format: string, v: { caName: string; caId: 
     .replaceAll('[requestedName]', v.requestedName || '[identityId]');
 }
 
-/** The name with the assigned id; an empty result falls back to the id itself. */
+/** The name with the assigned id, in its stored form (`normalizeName`); an empty result falls back to the id itself. */
 export function withIdentityId(name: string, identityId: string): string {
-  return name.replaceAll('[identityId]', identityId) || identityId;
+  return normalizeName(name.replaceAll('[identityId]', identityId)) || identityId;
 }
 
 /** The n-th alternative of a name that is taken: a six-digit counter appended (`name000001`). */

@@ -67,6 +67,14 @@ describe('identity rules', () => {
     expect(fieldError(() => fullFields({ ...base, serviceHostingCosts: { s: -1 } })).field).toBe('serviceHostingCosts');
   });
 
+  it('stores names NFC-normalised without surrounding white space, and refuses blank ones (create, PUT, PATCH)', () => {
+    expect(fullFields({ ...base, name: ' cafe\u0301\t' }).name).toBe('caf\u00e9');
+    expect(fieldError(() => fullFields({ ...base, name: '   ' })).field).toBe('name');
+    const current = fullFields(base);
+    expect(patchedFields(current, { name: 'caf\u00e9 ' }).name).toBe('caf\u00e9');
+    expect(fieldError(() => patchedFields(current, { name: '\u00a0' })).field).toBe('name');
+  });
+
   it('PATCH keeps what the body does not name', () => {
     const current = { ...fullFields({ ...base, roleAttributes: ['a'], tags: { t: 1 }, externalId: 'e' }) };
     expect(patchedFields(current, { appData: { k: 1 } })).toEqual({ ...current, appData: { k: 1 } });

@@ -1,4 +1,5 @@
 import { ApiError } from '@ziti/errors';
+import { normalizeName } from '@ziti/http-kit';
 import type { Identity, IdentityFields, JsonMap } from './model.js';
 
 /** Identity input as create, update (PUT) and patch receive it; absent keys are `undefined`. */
@@ -91,9 +92,11 @@ function validateCost(value: number, field: string, reasonField = field): number
   return value;
 }
 
+/** The name in its stored form (`normalizeName`); empty or only white space → 400 as a missing name. */
 function validateName(name: string | null | undefined): string {
-  if (typeof name !== 'string' || name.length === 0) throw ApiError.field('name', 'name in body is required', name ?? '');
-  return name;
+  const normalized = typeof name === 'string' ? normalizeName(name) : '';
+  if (normalized === '') throw ApiError.field('name', 'name in body is required', name ?? '');
+  return normalized;
 }
 
 function precedenceMap(m: Record<string, string>): Record<string, string> {

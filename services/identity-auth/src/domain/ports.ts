@@ -112,7 +112,10 @@ export interface UnitOfWork {
   /**
    * The login hot path in one atomic statement: the new session and the identity's reported
    * sdkInfo/envInfo (when changed). It raises no event: no other context keeps state about a
-   * session until it changes or ends. An identity deleted meanwhile → 401 INVALID_AUTH.
+   * session until it changes or ends. An identity deleted meanwhile → 401 INVALID_AUTH. When the
+   * identity would hold more sessions than its bound, the same statement ends its least recently
+   * active ones (`api-session.deleted` each; their cached principals are dropped before this
+   * resolves).
    */
   createSession(
     session: ApiSession,

@@ -3,6 +3,8 @@ import type { EntityQuerySchema, QuerySymbol, SymbolType } from '@ziti/http-kit'
 /** The public (filterable and sortable) symbols of this context's lists (§4.2), mapped to SQL. */
 
 const col = (type: SymbolType, column: string): QuerySymbol => ({ kind: 'scalar', type, sql: (a) => `${a}."${column}"` });
+/** Entity names are stored NFC-normalised (`normalizeName`): filter literals compared with them are too. */
+const NAME: QuerySymbol = { kind: 'scalar', type: 'string', sql: (a) => `${a}."name"`, nfc: true };
 const jsonText = (column: string, key: string): QuerySymbol => ({
   kind: 'scalar',
   type: 'string',
@@ -29,7 +31,7 @@ export const IDENTITY_QUERY: EntityQuerySchema = {
   symbols: {
     ...base(),
     isSystem: col('bool', 'is_system'),
-    name: col('string', 'name'),
+    name: NAME,
     roleAttributes: textSet('role_attributes'),
     externalId: col('string', 'external_id'),
     type: col('string', 'type_id'),
@@ -79,7 +81,7 @@ export const IDENTITY_TYPE_QUERY: EntityQuerySchema = {
   symbols: {
     ...base(),
     isSystem: col('bool', 'is_system'),
-    name: col('string', 'name'),
+    name: NAME,
   },
 };
 
@@ -88,7 +90,7 @@ const noSystem = (): QuerySymbol => ({ kind: 'scalar', type: 'bool', sql: () => 
 export const AUTH_POLICY_QUERY: EntityQuerySchema = {
   entity: 'authPolicies',
   table: '"auth_policies"',
-  symbols: { ...base(), isSystem: col('bool', 'is_system'), name: col('string', 'name') },
+  symbols: { ...base(), isSystem: col('bool', 'is_system'), name: NAME },
 };
 
 export const CONTROLLER_SETTING_QUERY: EntityQuerySchema = {
@@ -117,7 +119,7 @@ export const SIGNER_QUERY: EntityQuerySchema = {
   symbols: {
     ...base(),
     isSystem: noSystem(),
-    name: col('string', 'name'),
+    name: NAME,
     fingerprint: col('string', 'fingerprint'),
     kid: col('string', 'kid'),
     issuer: col('string', 'issuer'),

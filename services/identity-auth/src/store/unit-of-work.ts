@@ -3,8 +3,8 @@ import { ApiError } from '@ziti/errors';
 import { type OutboxRelay, runPrismaWithOutbox } from '@ziti/messaging';
 import type { Pool } from 'pg';
 import type { ApiSession } from '../domain/model.js';
-import type { DomainEvent, Repositories, Transaction, UnitOfWork } from '../domain/ports.js';
-import { toChangeEvent } from '../events/events.js';
+import type { DeletedSession, DomainEvent, Repositories, Transaction, UnitOfWork } from '../domain/ports.js';
+import { EVENT_SOURCE, toChangeEvent } from '../events/events.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { PrismaApiSessionRepository } from './api-session-repo.js';
 import { PrismaControllerSettingRepository } from './controller-setting-repo.js';
@@ -33,6 +33,18 @@ function repositories(db: Db, pool: Pool): Repositories {
 }
 
 /**
+ * The bound on an identity's API sessions (`ZITI_MAX_API_SESSIONS_PER_IDENTITY`): a login that
+ * would pass it deletes that identity's least recently active sessions in the statement that
+ * inserts the new one, with their `api-session.deleted` outbox rows, and then hands them to
+ * `evicted` (which drops their cached principals) before the login is answered.
+ */
+export interface SessionBound {
+  /** 0: no bound. */
+  maxPerIdentity: number;
+  evicted(sessions: DeletedSession[]): Promise<void>;
+}
+
+/**
  * Prisma interactive transactions with the outbox: events emitted inside `run` are inserted in
  * the same transaction and handed to the relay, which publishes them once the transaction has
  * committed (`publishOnCommit`).
@@ -42,13 +54,15 @@ export class PrismaUnitOfWork implements UnitOfWork {
 
   /**
    * `sessionWrites` stores new sessions (by default `pool`); the service gives it a pool that
-   * commits asynchronously (see `openDatabase`).
+   * commits asynchronously (see `openDatabase`). `bound` limits the sessions of an identity
+   * (none by default); the relay's `notify` flushes the `api-session.deleted` rows it writes.
    */
   constructor(
     private readonly prisma: PrismaClient,
     private readonly pool: Pool,
-    private readonly relay: Pick<OutboxRelay, 'publishOnCommit'>,
+    private readonly relay: Pick<OutboxRelay, 'publishOnCommit'> & Partial<Pick<OutboxRelay, 'notify'>>,
     private readonly sessionWrites: Pool = pool,
+    private readonly bound: SessionBound = { maxPerIdentity: 0, evicted: async () => undefined },
   ) {
     this.repos = repositories(prisma, pool);
   }
@@ -92,14 +106,19 @@ export class PrismaUnitOfWork implements UnitOfWork {
       resolved_to_root: resolvedToRoot ?? null, mfa_completed_at: s.mfaCompletedAt ? s.mfaCompletedAt.toISOString() : null, kind: s.kind ?? 'legacy', expires_at: s.expiresAt ? s.expiresAt.toISOString() : null,
     }));
     const reported = info.sdkInfo !== undefined || info.envInfo !== undefined;
-    await this.sessionWrites.query(
+    const { rows: evicted } = await this.sessionWrites.query<EvictedRow>(
       prepared(INSERT_SESSIONS, [
         JSON.stringify(rows),
         info.sdkInfo === undefined ? null : JSON.stringify(info.sdkInfo),
         info.envInfo === undefined ? null : JSON.stringify(info.envInfo),
         reported ? sessions[0]!.identityId : null,
+        this.bound.maxPerIdentity,
+        EVENT_SOURCE,
       ]),
     );
+    if (evicted.length === 0) return;
+    this.relay.notify?.();
+    await this.bound.evicted(evicted.map((r) => ({ id: r.id, token: r.token, identityId: r.identity_id, kind: r.kind === 'oidc' ? 'oidc' : 'legacy' })));
   }
 }
 
@@ -111,6 +130,14 @@ interface NewSession {
   resolvedToRoot: boolean | undefined;
 }
 
+/** A session the bound on an identity's sessions deleted. */
+interface EvictedRow {
+  id: string;
+  token: string;
+  identity_id: string;
+  kind: string;
+}
+
 /** A session whose identity is gone (deleted while it logged in) is a failed login. */
 const SESSION_CONSTRAINTS = { api_sessions_identity_id_fkey: () => ApiError.of('INVALID_AUTH') };
 
@@ -118,7 +145,12 @@ const SESSION_CONSTRAINTS = { api_sessions_identity_id_fkey: () => ApiError.of('
  * New sessions (a jsonb array of rows), the `lastAuthResolvedToRoot` of the certificate
  * authenticators whose value changed with their login (`resolved_to_root`, null when unchanged) and
  * the SDK and environment info an identity reported ($2, $3: null when unchanged, $4: that
- * identity), in one statement.
+ * identity), in one statement. With a bound ($5 > 0) it also deletes, of each identity that logged
+ * in, the least recently active sessions beyond the bound (counting the new ones; the statement
+ * does not see its own inserts) with an `api-session.deleted` outbox row each (source $6), and
+ * returns them. Rows a concurrent statement holds are skipped (`SKIP LOCKED`), so two logins of one
+ * identity at once each evict their own share; the count does not see the other's uncommitted
+ * session, so the bound may be passed by the logins in flight for that instant.
  */
 const INSERT_SESSIONS = `WITH s AS (
     INSERT INTO "api_sessions" ("id", "token", "identity_id", "authenticator_id", "ip_address", "config_types", "is_mfa_required",
@@ -135,5 +167,22 @@ const INSERT_SESSIONS = `WITH s AS (
   a AS (
     UPDATE "authenticators" SET "last_auth_resolved_to_root" = r."resolved_to_root", "updated_at" = now()
     FROM jsonb_to_recordset($1::jsonb) AS r("authenticator_id" text, "resolved_to_root" boolean)
-    WHERE r."resolved_to_root" IS NOT NULL AND "authenticators"."id" = r."authenticator_id")
-  SELECT 1`;
+    WHERE r."resolved_to_root" IS NOT NULL AND "authenticators"."id" = r."authenticator_id"),
+  n AS (
+    SELECT l."identity_id", count(*)::int AS "k" FROM jsonb_to_recordset($1::jsonb) AS l("identity_id" text)
+    WHERE $5::int > 0 GROUP BY l."identity_id"),
+  d AS (
+    DELETE FROM "api_sessions" WHERE "id" IN (
+      SELECT o."id" FROM n CROSS JOIN LATERAL (
+        SELECT e."id" FROM "api_sessions" e WHERE e."identity_id" = n."identity_id"
+        ORDER BY e."last_activity_at", e."created_at", e."id"
+        LIMIT GREATEST((SELECT count(*) FROM "api_sessions" c WHERE c."identity_id" = n."identity_id") + n."k" - $5::int, 0)
+        FOR UPDATE SKIP LOCKED) o)
+    RETURNING "id", "token", "identity_id", "kind"),
+  ev AS (
+    INSERT INTO "outbox_events" ("id", "type", "source", "data", "occurred_at")
+    SELECT gen_random_uuid(), 'api-session.deleted', $6::text,
+      jsonb_build_object('apiSessionId', d."id", 'identityId', d."identity_id", 'tokenHashes', jsonb_build_array(encode(sha256(convert_to(d."token", 'UTF8')), 'hex'))),
+      now()
+    FROM d)
+  SELECT "id", "token", "identity_id", "kind" FROM d`;

@@ -1,6 +1,6 @@
 import { X509Certificate, randomUUID } from 'node:crypto';
 import { ApiError } from '@ziti/errors';
-import { shortId } from '@ziti/http-kit';
+import { normalizeName, shortId } from '@ziti/http-kit';
 import { type ExternalIdClaimSpec, certCommonName, claimProblem } from '../crypto/claims.js';
 import { fingerprint, pemBlocks, pemCertificates } from '@ziti/x509';
 import type { Jwts } from './jwts.js';
@@ -55,6 +55,17 @@ export function formatIdentityName(format: string, v: { caName: string; caId: st
  * Deleting a CA deletes its enrollments (cascade) and asks identity-auth to delete the certificate
  * authenticators it issued (the `ca.deleted` event carries the same request durably).
  */
+/**
+ * A CA's name in its stored form (`normalizeName`: NFC, no surrounding white space), so names that
+ * differ only by those clash on the unique index. Empty or only white space → 400, as OpenZiti's
+ * unique name index refuses an empty value.
+ */
+function validCaName(name: string): string {
+  const normalized = normalizeName(name);
+  if (normalized === '') throw ApiError.field('name', 'name in body is required', name);
+  return normalized;
+}
+
 export class CaManager {
   constructor(
     private readonly uow: UnitOfWork,
@@ -64,6 +75,7 @@ export class CaManager {
   ) {}
 
   async create(certPemInput: string, fields: CaFields): Promise<string> {
+    const name = validCaName(fields.name);
     const blocks = pemBlocks(certPemInput, ['CERTIFICATE']);
     if (blocks.length === 0) throw ApiError.field('certPem', 'at least one leaf certificate must be supplied', certPemInput);
     let cert: X509Certificate;
@@ -80,6 +92,7 @@ export class CaManager {
     await this.uow.repos.cas.create({
       id,
       ...fields,
+      name,
       identityNameFormat: fields.identityNameFormat || DEFAULT_IDENTITY_NAME_FORMAT,
       fingerprint: fp,
       certPem: certPemInput,
@@ -102,6 +115,7 @@ export class CaManager {
   async update(id: string, fields: Partial<CaFields>): Promise<void> {
     const ca = await this.detail(id);
     const next: Ca = { ...ca, ...fields, updatedAt: new Date() };
+    if (fields.name !== undefined) next.name = validCaName(fields.name);
     if (fields.identityNameFormat !== undefined) next.identityNameFormat = fields.identityNameFormat || DEFAULT_IDENTITY_NAME_FORMAT;
     await this.uow.repos.cas.update(next);
   }

@@ -46,6 +46,9 @@ export interface SessionCertRepository {
   create(c: Omit<ApiSessionCertificate, 'createdAt' | 'updatedAt' | 'tags'>): Promise<void>;
   delete(id: string): Promise<boolean>;
   deleteBySession(apiSessionId: string): Promise<number>;
+  /** Deletes the session's certificates that expired before `now`; returns how many. */
+  deleteExpired(apiSessionId: string, now: Date): Promise<number>;
+  countBySession(apiSessionId: string): Promise<number>;
 }
 
 /** Sealed rows of the controller PKI and small settings. */

@@ -11,14 +11,33 @@ import type { UnitOfWork } from './ports.js';
 export const SESSION_CERT_LIFETIME_MS = 12 * 3600_000;
 
 /**
+ * The most certificates one API session holds unless configured otherwise
+ * (`ZITI_MAX_API_SESSION_CERTIFICATES`). OpenZiti sets no bound. An SDK holds one per session and
+ * asks for the next shortly before it expires (12 hours), so 10 leaves room for renewals and
+ * retries while one session can no longer mint certificates without end.
+ */
+export const DEFAULT_MAX_API_SESSION_CERTIFICATES = 10;
+
+/** 409: the session holds its bound of certificates (expired ones do not count: they are deleted first). */
+function tooManyCertificates(max: number): ApiError {
+  return ApiError.of('MAX_AUTHENTICATOR_METHODS_REACHED', {
+    cause: { code: 'MAX_AUTHENTICATOR_METHODS_REACHED', message: `an API session holds at most ${max} certificates: delete one to create another` },
+  });
+}
+
+/**
  * Ephemeral certificates of an API session (`/current-api-session/certificates`): issued from a
  * CSR for 12 hours with the session's SPIFFE id, visible only to their session, deleted with it
- * (`api-session.deleted`).
+ * (`api-session.deleted`). A session holds at most `maxPerSession` (0 = no bound): a create first
+ * deletes the session's expired certificates, and at the bound is refused with 409
+ * MAX_AUTHENTICATOR_METHODS_REACHED (checked under a lock on the session, so concurrent creates
+ * can not pass it).
  */
 export class SessionCertManager {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly pki: ControllerPki,
+    private readonly maxPerSession = DEFAULT_MAX_API_SESSION_CERTIFICATES,
   ) {}
 
   async create(session: { apiSessionId: string; identityId: string }, csrPem: string): Promise<{ cert: ApiSessionCertificate; cas: string }> {
@@ -28,23 +47,30 @@ export class SessionCertManager {
     } catch (err) {
       throw ApiError.of('COULD_NOT_PROCESS_CSR', { cause: { code: 'UNHANDLED', message: err instanceof CsrError ? err.message : String(err) } });
     }
-    const issued = this.pki.issue(csr, {
-      kind: 'client',
-      sans: { uri: [this.pki.spiffeId(session.identityId, session.apiSessionId)] },
-      fallbackCn: session.identityId,
-      validityMs: SESSION_CERT_LIFETIME_MS,
-    });
-    const x509 = new X509Certificate(issued.der);
     const id = shortId();
-    await this.uow.repos.sessionCerts.create({
-      id,
-      apiSessionId: session.apiSessionId,
-      identityId: session.identityId,
-      subject: subjectString(x509),
-      fingerprint: issued.fingerprint,
-      certPem: issued.pem,
-      validFrom: new Date(x509.validFrom),
-      validTo: new Date(x509.validTo),
+    await this.uow.run(async (tx) => {
+      if (this.maxPerSession > 0) {
+        await tx.lock(`session-certs:${session.apiSessionId}`);
+        await tx.sessionCerts.deleteExpired(session.apiSessionId, new Date());
+        if ((await tx.sessionCerts.countBySession(session.apiSessionId)) >= this.maxPerSession) throw tooManyCertificates(this.maxPerSession);
+      }
+      const issued = this.pki.issue(csr, {
+        kind: 'client',
+        sans: { uri: [this.pki.spiffeId(session.identityId, session.apiSessionId)] },
+        fallbackCn: session.identityId,
+        validityMs: SESSION_CERT_LIFETIME_MS,
+      });
+      const x509 = new X509Certificate(issued.der);
+      await tx.sessionCerts.create({
+        id,
+        apiSessionId: session.apiSessionId,
+        identityId: session.identityId,
+        subject: subjectString(x509),
+        fingerprint: issued.fingerprint,
+        certPem: issued.pem,
+        validFrom: new Date(x509.validFrom),
+        validTo: new Date(x509.validTo),
+      });
     });
     return { cert: (await this.uow.repos.sessionCerts.findById(id))!, cas: this.pki.caBundlePem() };
   }

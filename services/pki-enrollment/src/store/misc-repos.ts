@@ -84,6 +84,14 @@ export class PrismaSessionCertRepository implements SessionCertRepository {
   async deleteBySession(apiSessionId: string): Promise<number> {
     return (await this.db.apiSessionCertificate.deleteMany({ where: { apiSessionId } })).count;
   }
+
+  async deleteExpired(apiSessionId: string, now: Date): Promise<number> {
+    return (await this.db.apiSessionCertificate.deleteMany({ where: { apiSessionId, validTo: { lt: now } } })).count;
+  }
+
+  countBySession(apiSessionId: string): Promise<number> {
+    return this.db.apiSessionCertificate.count({ where: { apiSessionId } });
+  }
 }
 
 export class PrismaPkiRepository implements PkiRepository {

@@ -3,6 +3,8 @@ import type { EntityQuerySchema, QuerySymbol, SymbolType } from '@ziti/http-kit'
 /** The public (filterable and sortable) symbols of this context's lists, mapped to SQL. */
 
 const col = (type: SymbolType, column: string): QuerySymbol => ({ kind: 'scalar', type, sql: (a) => `${a}."${column}"` });
+/** Entity names are stored NFC-normalised (`normalizeName`): filter literals compared with them are too. */
+const NAME: QuerySymbol = { kind: 'scalar', type: 'string', sql: (a) => `${a}."name"`, nfc: true };
 
 const base = (): Record<string, QuerySymbol> => ({
   id: col('string', 'id'),
@@ -33,7 +35,7 @@ export const CA_QUERY: EntityQuerySchema = {
   table: '"cas"',
   symbols: {
     ...base(),
-    name: col('string', 'name'),
+    name: NAME,
     fingerprint: col('string', 'fingerprint'),
     isVerified: col('bool', 'is_verified'),
     verificationToken: col('string', 'verification_token'),

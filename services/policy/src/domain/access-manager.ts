@@ -1,5 +1,6 @@
 import { batched } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
+import { normalizeName } from '@ziti/http-kit';
 import type { ConfigType, ListRequest, Page, PolicyType, PostureQueries, Router, Service, ServiceView } from './model.js';
 import type { IdentityServicePair, ListScope, PairAccess, PolicyLink, PostureEvaluator, RenderedService, SessionTokenReader, UnitOfWork } from './ports.js';
 import type { Selector } from './roles.js';
@@ -106,7 +107,7 @@ export class AccessManager {
 
   /** `configTypes` entries are names or ids; `all` means every type. */
   private async resolveConfigTypes(requested: readonly string[]): Promise<'all' | string[]> {
-    const names = requested.flatMap((r) => r.split(',')).map((r) => r.trim()).filter(Boolean);
+    const names = requested.flatMap((r) => r.split(',')).map(normalizeName).filter(Boolean);
     if (names.includes('all')) return 'all';
     if (names.length === 0) return [];
     const [byId, byName] = await Promise.all([this.uow.repos.configTypes.findMany(names), this.uow.repos.configTypes.findByNames(names)]);

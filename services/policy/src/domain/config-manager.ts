@@ -4,6 +4,7 @@ import { BUILTIN_CONFIG_TYPES } from './builtin-config-types.js';
 import { compileSchema, validateData } from './json-schema.js';
 import type { Config, ConfigTarget, ConfigType, ListRequest, Page, Tags } from './model.js';
 import type { ListScope, Transaction, UnitOfWork } from './ports.js';
+import { requireName } from './names.js';
 
 export interface ConfigTypeInput {
   name?: string;
@@ -101,7 +102,7 @@ export class ConfigManager {
       if (input.configTypeId !== undefined && input.configTypeId !== current.configTypeId) {
         throw ApiError.field('configTypeId', 'config type can not be changed', input.configTypeId);
       }
-      const name = patch ? (input.name ?? current.name) : requireName(input.name);
+      const name = requireName(patch ? (input.name ?? current.name) : input.name);
       const data = patch ? ('data' in input ? input.data : current.data) : input.data;
       if (data === undefined || data === null) throw ApiError.field('data', 'data is required', null);
       const tags = patch && !('tags' in input) ? current.tags : (input.tags ?? {});
@@ -132,11 +133,6 @@ async function changedConfig(tx: Transaction, configId: string): Promise<void> {
     const ids = await tx.services.identitiesWithAccess(s);
     if (ids.length > 0) tx.emit({ type: 'service-access.changed', identityIds: ids, cause: 'config' });
   }
-}
-
-function requireName(name: unknown): string {
-  if (typeof name !== 'string' || name === '') throw ApiError.field('name', 'name is required', name ?? '');
-  return name;
 }
 
 function typeFields(input: ConfigTypeInput, current: ConfigType | null): { name: string; schema: Record<string, unknown>; target: ConfigTarget; tags: Tags } {

@@ -3,6 +3,7 @@ import { shortId } from '@ziti/http-kit';
 import type { EdgeRouterPolicy, ListRequest, Page, PolicyType, ServiceEdgeRouterPolicy, ServicePolicy, Tags } from './model.js';
 import type { EntityType, ListScope, PolicyKind, PolicyRepository, Repositories, Transaction, UnitOfWork } from './ports.js';
 import { type Semantic, parseSemantic, rolesDisplay, selector, validateRoles } from './roles.js';
+import { requireName } from './names.js';
 
 export interface PolicyTypes {
   sp: ServicePolicy;
@@ -133,11 +134,11 @@ async function evaluate<K extends PolicyKind>(tx: Transaction, kind: K, p: Polic
 }
 
 async function validated<K extends PolicyKind>(tx: Transaction, kind: K, id: string, input: PolicyInput, current: PolicyTypes[K] | null): Promise<PolicyTypes[K]> {
-  if (typeof input.name !== 'string' || input.name === '') throw ApiError.field('name', 'name is required', input.name ?? '');
+  const name = requireName(input.name);
   const semantic: Semantic = parseSemantic(input.semantic);
   const out: Record<string, unknown> = {
     id,
-    name: input.name,
+    name,
     semantic,
     tags: input.tags ?? {},
     createdAt: current?.createdAt ?? new Date(),

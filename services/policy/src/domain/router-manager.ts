@@ -4,6 +4,7 @@ import type { ListRequest, Page, Router, RouterEnrollmentInfo, RouterKind, Tags 
 import type { ListScope, NewRouter, RouterEnrollments, RouterIdentities, Transaction, UnitOfWork } from './ports.js';
 import { selector, validateAttributes } from './roles.js';
 import { sameSet } from './service-manager.js';
+import { requireName } from './names.js';
 
 export interface RouterInput {
   name?: string | null;
@@ -75,7 +76,7 @@ export class RouterManager {
       return r;
     });
     if (created.isTunnelerEnabled) await this.identities.ensure(id, created.name);
-    if (kind !== 'fabric') await this.enrollments.create(id, kind === 'edge' ? 'edge' : 'transit', String(input.name));
+    if (kind !== 'fabric') await this.enrollments.create(id, kind === 'edge' ? 'edge' : 'transit', created.name);
     return id;
   }
 
@@ -144,7 +145,7 @@ function visible(collection: RouterCollection, r: Router): boolean {
 }
 
 async function fields(tx: Transaction, id: string, kind: RouterKind, input: RouterInput, current: Router | null): Promise<NewRouter> {
-  if (typeof input.name !== 'string' || input.name === '') throw ApiError.field('name', 'name is required', input.name ?? '');
+  const name = requireName(input.name);
   const cost = input.cost ?? 0;
   if (!Number.isInteger(cost) || cost < 0 || cost > 65535) throw ApiError.field('cost', 'cost should be between 0 and 65535', cost);
   const configIds = [...new Set(input.configs ?? [])];
@@ -158,7 +159,7 @@ async function fields(tx: Transaction, id: string, kind: RouterKind, input: Rout
   }
   return {
     id,
-    name: input.name,
+    name,
     kind,
     fingerprint: current?.fingerprint ?? null,
     cost,

@@ -4,6 +4,7 @@ import { referenced } from './config-manager.js';
 import type { ListRequest, Page, Service, Tags, Terminator } from './model.js';
 import type { ListScope, NewService, NewTerminator, Transaction, UnitOfWork } from './ports.js';
 import { validateAttributes } from './roles.js';
+import { requireName } from './names.js';
 
 /** Terminator strategies (§6.13); an empty strategy means the default. */
 export const TERMINATOR_STRATEGIES = ['smartrouting', 'weighted', 'random', 'sticky'];
@@ -143,7 +144,7 @@ export class ServiceManager {
 }
 
 async function fields(tx: Transaction, id: string, input: ServiceInput, current: Service | null): Promise<NewService> {
-  if (typeof input.name !== 'string' || input.name === '') throw ApiError.field('name', 'name is required', input.name ?? '');
+  const name = requireName(input.name);
   const strategy = input.terminatorStrategy || DEFAULT_STRATEGY;
   if (!TERMINATOR_STRATEGIES.includes(strategy)) throw ApiError.field('terminatorStrategy', `invalid terminator strategy: ${strategy}`, strategy);
   const maxIdle = input.maxIdleTimeMillis ?? 0;
@@ -169,7 +170,7 @@ async function fields(tx: Transaction, id: string, input: ServiceInput, current:
   }
   return {
     id,
-    name: input.name,
+    name,
     roleAttributes: validateAttributes(input.roleAttributes),
     encryptionRequired: current ? current.encryptionRequired : !!input.encryptionRequired,
     maxIdleTimeMillis: maxIdle,

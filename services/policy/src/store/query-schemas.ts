@@ -3,6 +3,8 @@ import type { EntityQuerySchema, QuerySymbol, SchemaRegistry, SymbolType } from 
 /** The public (filterable and sortable) symbols of this context's lists (§4.2), mapped to SQL. */
 
 const col = (type: SymbolType, column: string): QuerySymbol => ({ kind: 'scalar', type, sql: (a) => `${a}."${column}"` });
+/** Entity names are stored NFC-normalised (`normalizeName`): filter literals compared with them are too. */
+const NAME: QuerySymbol = { kind: 'scalar', type: 'string', sql: (a) => `${a}."name"`, nfc: true };
 const textSet = (column: string): QuerySymbol => ({ kind: 'set', type: 'string', elements: (a) => `SELECT unnest(${a}."${column}") AS v` });
 const linkSet = (table: string, own: string, other: string, entity: string): QuerySymbol => ({
   kind: 'set',
@@ -23,13 +25,13 @@ const base = (): Record<string, QuerySymbol> => ({
 export const CONFIG_TYPE_QUERY: EntityQuerySchema = {
   entity: 'configTypes',
   table: '"config_types"',
-  symbols: { ...base(), name: col('string', 'name'), target: col('string', 'target') },
+  symbols: { ...base(), name: NAME, target: col('string', 'target') },
 };
 
 export const CONFIG_QUERY: EntityQuerySchema = {
   entity: 'configs',
   table: '"configs"',
-  symbols: { ...base(), name: col('string', 'name'), type: col('string', 'config_type_id'), data: { kind: 'map', sql: (a) => `${a}."data"` } },
+  symbols: { ...base(), name: NAME, type: col('string', 'config_type_id'), data: { kind: 'map', sql: (a) => `${a}."data"` } },
 };
 
 export const SERVICE_QUERY: EntityQuerySchema = {
@@ -37,7 +39,7 @@ export const SERVICE_QUERY: EntityQuerySchema = {
   table: '"services"',
   symbols: {
     ...base(),
-    name: col('string', 'name'),
+    name: NAME,
     terminatorStrategy: col('string', 'terminator_strategy'),
     roleAttributes: textSet('role_attributes'),
     configs: linkSet('service_configs', 'service_id', 'config_id', 'configs'),
@@ -48,7 +50,7 @@ export const SERVICE_QUERY: EntityQuerySchema = {
 
 const routerSymbols = (): Record<string, QuerySymbol> => ({
   ...base(),
-  name: col('string', 'name'),
+  name: NAME,
   fingerprint: col('string', 'fingerprint'),
   cost: col('int', 'cost'),
   noTraversal: col('bool', 'no_traversal'),
@@ -130,7 +132,7 @@ export const SERVICE_POLICY_QUERY: EntityQuerySchema = {
   table: '"service_policies"',
   symbols: {
     ...base(),
-    name: col('string', 'name'),
+    name: NAME,
     type: col('string', 'type'),
     semantic: col('string', 'semantic'),
     identityRoles: textSet('identity_roles'),
@@ -148,7 +150,7 @@ export const EDGE_ROUTER_POLICY_QUERY: EntityQuerySchema = {
   symbols: {
     ...base(),
     isSystem: col('bool', 'is_system'),
-    name: col('string', 'name'),
+    name: NAME,
     semantic: col('string', 'semantic'),
     identityRoles: textSet('identity_roles'),
     edgeRouterRoles: textSet('edge_router_roles'),
@@ -162,7 +164,7 @@ export const SERVICE_EDGE_ROUTER_POLICY_QUERY: EntityQuerySchema = {
   table: '"service_edge_router_policies"',
   symbols: {
     ...base(),
-    name: col('string', 'name'),
+    name: NAME,
     semantic: col('string', 'semantic'),
     serviceRoles: textSet('service_roles'),
     edgeRouterRoles: textSet('edge_router_roles'),
@@ -178,7 +180,7 @@ export const IDENTITY_QUERY: EntityQuerySchema = {
   symbols: {
     ...base(),
     isSystem: col('bool', 'is_system'),
-    name: col('string', 'name'),
+    name: NAME,
     roleAttributes: textSet('role_attributes'),
     externalId: col('string', 'external_id'),
     type: col('string', 'type_id'),
@@ -192,7 +194,7 @@ export const IDENTITY_QUERY: EntityQuerySchema = {
 export const POSTURE_CHECK_QUERY: EntityQuerySchema = {
   entity: 'postureChecks',
   table: '"posture_checks"',
-  symbols: { ...base(), name: col('string', 'name'), typeId: col('string', 'type_id'), roleAttributes: textSet('role_attributes') },
+  symbols: { ...base(), name: NAME, typeId: col('string', 'type_id'), roleAttributes: textSet('role_attributes') },
 };
 
 /** Role attribute lists: one row per distinct attribute of an entity table, the attribute being `id`. */

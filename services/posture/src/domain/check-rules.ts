@@ -1,6 +1,6 @@
 import { strictPostureCheckBody } from '@ziti/api-contract/dist/models/posture.js';
 import { ApiError } from '@ziti/errors';
-import { validateBody } from '@ziti/http-kit';
+import { normalizeName, validateBody } from '@ziti/http-kit';
 import {
   OS_TYPES,
   POSTURE_CHECK_TYPE_IDS,
@@ -122,9 +122,14 @@ export interface CheckFields {
   data: PostureCheckData;
 }
 
+/**
+ * The name in its stored form (`normalizeName`: NFC, no surrounding white space; one name to the
+ * unique index however it was typed). Missing, empty or only white space → 400 as a missing name.
+ */
 function nameOf(v: unknown): string {
-  if (typeof v !== 'string' || v.trim() === '') throw ApiError.field('name', 'name in body is required', v ?? '');
-  return v;
+  const normalized = typeof v === 'string' ? normalizeName(v) : '';
+  if (normalized === '') throw ApiError.field('name', 'name in body is required', v ?? '');
+  return normalized;
 }
 
 /** Create (`mode` Create) or replace (`mode` Update) every field. */

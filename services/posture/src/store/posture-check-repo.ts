@@ -8,6 +8,8 @@ import { EVENT_SOURCE } from '../events/events.js';
 import { jsonObject, mapUnique } from './db.js';
 
 const col = (type: 'string' | 'int' | 'bool' | 'datetime', column: string): QuerySymbol => ({ kind: 'scalar', type, sql: (a) => `${a}."${column}"` });
+/** Entity names are stored NFC-normalised (`normalizeName`): filter literals compared with them are too. */
+const NAME: QuerySymbol = { kind: 'scalar', type: 'string', sql: (a) => `${a}."name"`, nfc: true };
 
 /** Public symbols of `/posture-checks` (§4.2). */
 export const POSTURE_CHECK_QUERY: EntityQuerySchema = {
@@ -19,7 +21,7 @@ export const POSTURE_CHECK_QUERY: EntityQuerySchema = {
     updatedAt: col('datetime', 'updated_at'),
     tags: { kind: 'map', sql: (a) => `${a}."tags"` },
     isSystem: { kind: 'scalar', type: 'bool', sql: () => 'FALSE' },
-    name: col('string', 'name'),
+    name: NAME,
     typeId: col('string', 'type_id'),
     version: col('int', 'version'),
     roleAttributes: { kind: 'set', type: 'string', elements: (a) => `SELECT unnest(${a}."role_attributes") AS v` },
@@ -35,7 +37,7 @@ export const POSTURE_CHECK_TYPE_QUERY: EntityQuerySchema = {
     updatedAt: col('datetime', 'updated_at'),
     tags: { kind: 'map', sql: () => `'{}'::jsonb` },
     isSystem: { kind: 'scalar', type: 'bool', sql: () => 'FALSE' },
-    name: col('string', 'name'),
+    name: NAME,
   },
 };
 

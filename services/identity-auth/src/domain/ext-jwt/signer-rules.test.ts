@@ -20,6 +20,13 @@ describe('external JWT signer rules', () => {
     expect(codeOf(() => checkSigner(fullSigner({ ...base, jwksEndpoint: 'not a url' })))).toBe('COULD_NOT_VALIDATE:jwksEndpoint');
   });
 
+  it('stores the name NFC-normalised without surrounding white space; a blank name is missing', () => {
+    const base = { name: ' cafe\u0301 ', enabled: true, issuer: 'i', audience: 'a' };
+    expect(fullSigner(base).name).toBe('caf\u00e9');
+    expect(patchedSigner(fullSigner(base), { name: 'x\u00a0' }).name).toBe('x');
+    expect(codeOf(() => fullSigner({ ...base, name: '   ' }))).toBe('COULD_NOT_VALIDATE:name');
+  });
+
   it('needs exactly one of certPem and jwksEndpoint, and a kid with certPem', () => {
     const { certPem } = selfSignedCert('signer');
     const base = { name: 'n', enabled: true, issuer: 'i', audience: 'a' };

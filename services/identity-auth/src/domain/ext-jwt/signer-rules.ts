@@ -1,5 +1,6 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import { ApiError } from '@ziti/errors';
+import { normalizeName } from '@ziti/http-kit';
 import type { ExternalJwtSignerFields, SignerCertFacts } from '../auth-model.js';
 import type { JsonMap } from '../model.js';
 
@@ -43,7 +44,7 @@ export function fullSigner(input: SignerInput): ExternalJwtSignerFields {
     throw ApiError.field('targetToken', `targetToken in body should be one of [${TARGET_TOKENS.join(' ')}]`, target);
   }
   return {
-    name: required('name', input.name),
+    name: required('name', typeof input.name === 'string' ? normalizeName(input.name) : input.name),
     enabled: input.enabled === true,
     issuer: required('issuer', input.issuer),
     audience: required('audience', input.audience),

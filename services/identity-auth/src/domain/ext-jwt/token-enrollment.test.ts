@@ -49,6 +49,7 @@ describe('enrollmentClaims', () => {
     const s = signer({ enrollNameClaimsSelector: 'name', enrollAttributeClaimsSelector: 'groups' });
     const ok = { sub: 'id', name: 'n', groups: ['g'] };
     expect(enrollmentClaims(ok, s)).not.toBeNull();
+    expect(enrollmentClaims({ ...ok, name: ' cafe\u0301 ' }, s)?.name).toBe('caf\u00e9');
     for (const bad of [
       { ...ok, sub: undefined },
       { ...ok, sub: 7 },
@@ -56,6 +57,7 @@ describe('enrollmentClaims', () => {
       { ...ok, name: undefined },
       { ...ok, name: null },
       { ...ok, name: '' },
+      { ...ok, name: ' \t ' },
       { ...ok, name: 12 },
       { ...ok, name: 'nul\u0000' },
       { ...ok, name: '\ud800' },

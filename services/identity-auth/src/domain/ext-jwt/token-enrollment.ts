@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/errors';
-import { isStorableText, shortId } from '@ziti/http-kit';
+import { isStorableText, normalizeName, shortId } from '@ziti/http-kit';
 import type { AuthPolicy, ExternalJwtSigner } from '../auth-model.js';
 import type { IdentityManager } from '../identity-manager.js';
 import { DEFAULT_AUTH_POLICY_ID } from '../identity-rules.js';
@@ -42,13 +42,14 @@ const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' &
 
 /**
  * The identity a verified token describes, or null when the token can not enroll one: no identity
- * claim, no name (absent, null, empty or not a string), or role attributes that are neither a
+ * claim, no name (absent, null, empty, only white space or not a string), or role attributes that are neither a
  * string nor an array of strings. An absent or null attribute claim means no role attributes; an
  * attribute with a selector prefix (`#`, `@`) is not an attribute and refuses the token too.
  */
 export function enrollmentClaims(claims: Record<string, unknown>, signer: ExternalJwtSigner): EnrollmentClaims | null {
   const externalId = identityClaim(claims, signer.claimsProperty);
-  const name = text(claimAt(claims, signer.enrollNameClaimsSelector || DEFAULT_ENROLL_NAME_SELECTOR));
+  // In the form names are stored in: a claim of white space only is no name.
+  const name = normalizeName(text(claimAt(claims, signer.enrollNameClaimsSelector || DEFAULT_ENROLL_NAME_SELECTOR)) ?? '');
   const roleAttributes = attributesOf(claims, signer.enrollAttributeClaimsSelector);
   if (!externalId || !name || !roleAttributes) return null;
   return { externalId, name, roleAttributes };
