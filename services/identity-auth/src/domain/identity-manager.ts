@@ -113,6 +113,11 @@ export class IdentityManager {
     return views.map((v) => ({ ...v, enrollments: byIdentity.get(v.id) ?? [] }));
   }
 
+  /** These identities (those that exist, in the order given), without their enrollments (`GetIdentities`). */
+  findMany(ids: readonly string[]): Promise<Identity[]> {
+    return this.uow.repos.identities.views(ids);
+  }
+
   async find(id: string): Promise<Identity> {
     const identity = await this.uow.repos.identities.findById(id);
     if (!identity) throw ApiError.notFound();
@@ -298,11 +303,12 @@ export class IdentityManager {
    * principals of its sessions are dropped (after commit, and through `identity.updated` on every
    * gateway): the very next request is traced, or no longer is. Answers the trace, or null.
    */
-  async trace(id: string, spec: TraceSpecInput): Promise<IdentityTrace | null> {
+  async trace(actor: Actor, id: string, spec: TraceSpecInput): Promise<IdentityTrace | null> {
     const trace = traceOfSpec(spec);
     const tokens = await this.uow.run(async (tx) => {
       const identity = await tx.identities.findByIdForUpdate(id);
       if (!identity) throw ApiError.notFound();
+      if (!mayAffect(actor, identity)) throw ApiError.of('UNAUTHORIZED');
       await tx.identities.setTrace(id, trace);
       const tokens = await tx.apiSessions.tokensOfIdentity(id);
       await tx.emit({ type: 'identity.updated', identity: projectionOf(identity), tokens });

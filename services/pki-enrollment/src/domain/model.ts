@@ -94,4 +94,6 @@ export interface Page<T> {
 export interface IdentityRef {
   id: string;
   name: string;
+  /** An admin, the default admin, or a holder of permissions (identity-auth's answer; absent: not known). */
+  privilege?: { isAdmin: boolean; isDefaultAdmin: boolean; permissions: string[] };
 }
