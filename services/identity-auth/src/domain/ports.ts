@@ -333,9 +333,9 @@ export interface ExternalJwtSignerRepository {
   enabled(): Promise<ExternalJwtSigner[]>;
   /** Which of these ids exist. */
   existing(ids: string[]): Promise<string[]>;
-  /** Unique violations (name, issuer, kid, fingerprint) become field errors. */
-  create(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts): Promise<void>;
-  update(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts): Promise<void>;
+  /** Unique violations (name, issuer, kid, fingerprint) become field errors. `trustedForAdmins`: an admin writes it. */
+  create(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts, trustedForAdmins: boolean): Promise<void>;
+  update(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts, trustedForAdmins: boolean): Promise<void>;
   delete(id: string): Promise<void>;
 }
 
