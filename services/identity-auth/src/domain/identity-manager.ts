@@ -66,6 +66,8 @@ interface Committed {
   deleted?: boolean;
   /** Written in the transaction; their markers are set after commit. */
   revocations?: Revocation[];
+  /** What its principals show changed: a new principal generation drops the bearer principals gateways cached. */
+  renew?: boolean;
 }
 
 /**
@@ -315,6 +317,7 @@ export class IdentityManager {
       return tokens;
     });
     await this.cache.drop(tokens);
+    await this.cache.renew([id]);
     return trace;
   }
 
@@ -385,7 +388,7 @@ export class IdentityManager {
       const identity = await tx.identities.update(id, fields);
       const tokens = await tx.apiSessions.tokensOfIdentity(id);
       await tx.emit({ type: 'identity.updated', identity: projectionOf(identity), tokens });
-      return { identity, tokens };
+      return { identity, tokens, renew: true };
     });
   }
 
@@ -394,6 +397,7 @@ export class IdentityManager {
     const done = await this.uow.run(fn);
     if (!done) return;
     await this.cache.drop(done.tokens);
+    if (done.renew) await this.cache.renew([done.identity.id]);
     if (done.revocations?.length) await this.revocations?.mark(done.revocations);
     await this.policy.syncIdentity(projectionOf(done.identity), done.deleted === true);
   }

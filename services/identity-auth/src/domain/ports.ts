@@ -59,6 +59,12 @@ export type DomainEvent =
 /** The shared principal cache of the gateways: entries of these tokens must go (after commit). */
 export interface PrincipalCache {
   drop(tokens: readonly string[]): Promise<void>;
+  /**
+   * Starts a new principal generation of these identities (`principalGenerationKey`), after a
+   * committed change their principals show: every gateway then re-resolves the bearer principals
+   * it cached for them (those are keyed by access tokens identity-auth does not keep). Best effort.
+   */
+  renew(identityIds: readonly string[]): Promise<void>;
   /** Caches a session's principal for the gateway (best effort: a failure is logged, not thrown). */
   put(token: string, principal: RequestPrincipal, ttlSeconds: number): Promise<void>;
 }
