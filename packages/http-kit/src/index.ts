@@ -10,7 +10,7 @@ export {
   verifyPrincipal,
 } from './principal.js';
 export { CLIENT_CERT_HEADER, signClientCertChain, verifyClientCertChain, clientCertChainOf } from './client-cert.js';
-export { checkAccess } from './access.js';
+export { type Caller, type IdentityPrivilege, checkAccess, isAdminCaller, isPrivilegedIdentity, mayTouchIdentity, mayUseEnrollmentSecrets } from './access.js';
 export { type AccessLine, logAccess, methodOf, pathOf } from './access-log.js';
 export { validateBody } from './validate.js';
 export { nfc, normalizeName } from './names.js';
@@ -53,7 +53,10 @@ export {
   type RevocationMarkers,
   type RevocationType,
   MAX_PRINCIPAL_CACHE_TTL_SECONDS,
+  PRINCIPAL_GENERATION_TTL_SECONDS,
+  isCurrentGeneration,
   isRevokedByMarkers,
+  principalGenerationKey,
   revocationMarkerKey,
   tokenHash,
   principalCacheEntry,

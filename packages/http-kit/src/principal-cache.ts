@@ -28,6 +28,12 @@ export interface CachedPrincipal {
   principal: RequestPrincipal;
   /** ISO instant after which the entry is stale even if the cache still has it. */
   expiresAt: string;
+  /**
+   * The identity's principal generation ({@link principalGenerationKey}) read before the principal
+   * was resolved (absent: there was none). Bearer entries only: one whose generation is not the
+   * current one is stale.
+   */
+  generation?: string;
 }
 
 /**
@@ -39,10 +45,34 @@ export function principalCacheTtl(hintSeconds: number, principal: Pick<RequestPr
   return Math.max(0, Math.floor(Math.min(hintSeconds, MAX_PRINCIPAL_CACHE_TTL_SECONDS, Number.isFinite(sessionLeft) ? sessionLeft : 0)));
 }
 
-/** The cache value of a principal kept for `ttlSeconds` from `now`. */
-export function principalCacheEntry(principal: RequestPrincipal, ttlSeconds: number, now: number): string {
-  const entry: CachedPrincipal = { principal, expiresAt: new Date(now + ttlSeconds * 1000).toISOString() };
+/** The cache value of a principal kept for `ttlSeconds` from `now` (`generation`: see {@link CachedPrincipal}). */
+export function principalCacheEntry(principal: RequestPrincipal, ttlSeconds: number, now: number, generation?: string | null): string {
+  const entry: CachedPrincipal = { principal, expiresAt: new Date(now + ttlSeconds * 1000).toISOString(), ...(generation ? { generation } : {}) };
   return JSON.stringify(entry);
+}
+
+/**
+ * The Redis key of an identity's principal generation: identity-auth writes a new value (unique
+ * per change) after every committed change of the identity that its principal shows (admin flag,
+ * permissions, name, type, trace), before it answers. The gateway reads it with the revocation
+ * markers of a bearer token (same MGET) and serves a cached bearer principal only when the entry
+ * was resolved under that same generation, so the change reaches the very next request on every
+ * replica. It outlives every entry resolved before it ({@link PRINCIPAL_GENERATION_TTL_SECONDS}).
+ */
+export function principalGenerationKey(identityId: string): string {
+  return `ziti:principal-gen:${identityId}`;
+}
+
+/**
+ * How long a generation is kept: longer than an entry resolved just before the change can live
+ * (its resolution, bounded by the gRPC deadline, plus {@link MAX_PRINCIPAL_CACHE_TTL_SECONDS}), so
+ * no such entry can be taken for current once the key is gone.
+ */
+export const PRINCIPAL_GENERATION_TTL_SECONDS = 4 * MAX_PRINCIPAL_CACHE_TTL_SECONDS;
+
+/** Whether a cached entry was resolved under the current generation (`null`: no key). */
+export function isCurrentGeneration(entry: Pick<CachedPrincipal, 'generation'>, current: string | null): boolean {
+  return (entry.generation ?? null) === current;
 }
 
 /** What an OIDC revocation names (identity-auth's `revocations.type`). */

@@ -187,7 +187,7 @@ describe('certificates and enrollments (pki-enrollment phase 2)', () => {
 
     it('auto-enrolls an unknown device of a CA that allows it; refuses one whose CA lacks the externalId claim', async () => {
       const cert = selfSignedCert('kiosk');
-      const ca = { id: 'ca9', name: 'Store CA', isAutoCaEnrollmentEnabled: true, identityRoles: ['store'], identityNameFormat: '', authPolicyId: '' };
+      const ca = { id: 'ca9', name: 'Store CA', isAutoCaEnrollmentEnabled: true, identityRoles: ['store'], identityNameFormat: '', authPolicyId: '', trustedForAdmins: true };
       pki.verdicts.set(cert.fingerprint, { verified: true, leafPem: cert.certPem, ca });
       const res = await certLogin(cert.certPem);
       expect(res.status).toBe(200);

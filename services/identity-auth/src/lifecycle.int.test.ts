@@ -139,17 +139,24 @@ describe('identity lifecycle, projection to the policy context, role attributes'
     policy.usages = [];
   });
 
-  it('serves GetIdentity over gRPC', async () => {
+  it('serves GetIdentity and GetIdentities over gRPC (with the admin flags and permissions)', async () => {
     const user = await h.createUser(admin, { roleAttributes: ['grpc'], externalId: 'ext-grpc' });
+    const holder = await h.createUser(admin, { permissions: ['service.read'] });
     const client = new IdentityAuthServiceClient(h.service.grpcAddress, credentials.createInsecure());
     const get = (identityId: string) =>
       new Promise<IdentityInfo>((resolve, reject) => client.getIdentity({ identityId }, (err, res) => (err ? reject(err) : resolve(res))));
     try {
-      expect(await get(user.id)).toEqual({
+      const info = {
         id: user.id, name: user.username, typeId: 'Default', isAdmin: false, disabled: false, roleAttributes: ['grpc'], externalId: 'ext-grpc', authPolicyId: 'default',
-      });
+        isDefaultAdmin: false, permissions: [],
+      };
+      expect(await get(user.id)).toEqual(info);
       const err = await get('nope').catch((e: unknown) => e);
       expect(fromGrpcError(err as never).code).toBe('NOT_FOUND');
+      const many = await new Promise<IdentityInfo[]>((resolve, reject) =>
+        client.getIdentities({ identityIds: [user.id, 'nope', holder.id, user.id] }, (e, res) => (e ? reject(e) : resolve(res.identities))),
+      );
+      expect(many).toEqual([info, expect.objectContaining({ id: holder.id, isAdmin: false, permissions: ['service.read'] })]);
     } finally {
       client.close();
     }

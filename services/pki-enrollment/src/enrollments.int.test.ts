@@ -119,6 +119,31 @@ describe('enrollments and the enroll flows', () => {
       expect((await call(t.url, { path: '/enrollments', principal: principal({ isAdmin: false, isDefaultAdmin: false }) })).status).toBe(401);
       expect((await call(t.url, { path: '/enrollments', principal: principal({ isAdmin: false, isDefaultAdmin: false, permissions: ['enrollment.read'] }) })).status).toBe(200);
     });
+
+    it('a scoped caller is refused privileged identities and shown no secrets when identity-auth can not say who an identity is', async () => {
+      const scoped = principal({ isAdmin: false, isDefaultAdmin: false, permissions: ['enrollment'] });
+      const admin = t.directory.add('privileged', { isAdmin: true, isDefaultAdmin: false, permissions: [] });
+      const plain = t.directory.add('plain');
+      const refused = await call(t.url, { path: '/enrollments', principal: scoped, json: { method: 'ott', identityId: admin.id, expiresAt: inAnHour() } });
+      expect([refused.status, refused.body.error.code]).toEqual([401, 'UNAUTHORIZED']);
+      const id = (await create({ method: 'ott', identityId: plain.id, expiresAt: inAnHour() })).body.data.id as string;
+      expect((await call(t.url, { path: `/enrollments/${id}`, principal: scoped })).body.data.token).toMatch(/^[0-9a-f-]{36}$/);
+      t.directory.notImplemented = true;
+      try {
+        const seen = (await call(t.url, { path: `/enrollments/${id}`, principal: scoped })).body.data;
+        expect(seen.token).toBe('');
+        expect(seen).not.toHaveProperty('jwt');
+        const other = t.directory.add('other');
+        const blind = await call(t.url, { path: '/enrollments', principal: scoped, json: { method: 'ott', identityId: other.id, expiresAt: inAnHour() } });
+        expect([blind.status, blind.body.error.code]).toEqual([401, 'UNAUTHORIZED']);
+        const refresh = await call(t.url, { path: `/enrollments/${id}/refresh`, principal: scoped, json: { expiresAt: inAnHour() } });
+        expect([refresh.status, refresh.body.error.code]).toEqual([401, 'UNAUTHORIZED']);
+        // An admin needs no answer from identity-auth to see them.
+        expect((await detail(id)).jwt).toEqual(expect.any(String));
+      } finally {
+        t.directory.notImplemented = false;
+      }
+    });
   });
 
   describe('enrolling', () => {

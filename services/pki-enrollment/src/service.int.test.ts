@@ -7,7 +7,7 @@ describeServiceShape({
   name: SERVICE_NAME,
   schema: SCHEMA,
   runMigrations,
-  migrations: ['20261121000000_init', '20261122000000_pki', '20261127000000_outbox_request_id'],
+  migrations: ['20261121000000_init', '20261122000000_pki', '20261127000000_outbox_request_id', '20261203120000_ca_admin_trust'],
   tables: ['pki_material', 'settings', 'cas', 'enrollments', 'router_certs', 'api_session_certificates'],
   async start(databaseUrl) {
     const bus = createInProcessBus();

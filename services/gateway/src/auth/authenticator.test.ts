@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '@ziti/errors';
-import { type RequestPrincipal, principalCacheKey, revocationMarkerKey } from '@ziti/http-kit';
+import { type RequestPrincipal, principalCacheKey, principalGenerationKey, revocationMarkerKey } from '@ziti/http-kit';
 import { createMemoryCache } from '@ziti/messaging';
 import {
   Authenticator,
@@ -286,8 +286,55 @@ describe('Authenticator: OIDC access tokens', () => {
     expect(await auth.resolveAccessToken(token)).toEqual({ principal: principal(), oidc: true });
     expect(calls).toEqual([token]);
     expect(cache.ttls).toEqual([20]);
-    const markers = [revocationMarkerKey('JTI', 'jti-1'), revocationMarkerKey('API_SESSION', 'as1'), revocationMarkerKey('IDENTITY', 'id1')];
+    const markers = [revocationMarkerKey('JTI', 'jti-1'), revocationMarkerKey('API_SESSION', 'as1'), revocationMarkerKey('IDENTITY', 'id1'), principalGenerationKey('id1')];
     expect(cache.mgets).toEqual([markers, markers]);
+  });
+
+  it('a new principal generation of the identity makes its cached principal stale: the next request asks identity-auth', async () => {
+    const cache = createMemoryCache({ now: () => NOW });
+    const answers = [principal({ isAdmin: true }), principal({ isAdmin: false }), principal({ isAdmin: false })];
+    const { resolver, calls } = oidcResolver(async () => ({ principal: answers.shift()!, cacheTtlSeconds: 30 }));
+    const auth = new Authenticator({ cache, resolver, now: () => NOW });
+    const token = jwt(accessClaims());
+    expect((await auth.resolveAccessToken(token)).principal.isAdmin).toBe(true);
+    expect((await auth.resolveAccessToken(token)).principal.isAdmin).toBe(true);
+    await cache.set(principalGenerationKey('id1'), 'g1', 120);
+    expect((await auth.resolveAccessToken(token)).principal.isAdmin).toBe(false);
+    expect(JSON.parse((await cache.get(principalCacheKey(token)))!)).toMatchObject({ generation: 'g1' });
+    expect((await auth.resolveAccessToken(token)).principal.isAdmin).toBe(false);
+    expect(calls).toHaveLength(2);
+    // another identity's generation does not touch it
+    await cache.set(principalGenerationKey('someone-else'), 'g9', 120);
+    await auth.resolveAccessToken(token);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('a resolution under way when the generation changes is not shared with requests that read the new one', async () => {
+    const cache = createMemoryCache({ now: () => NOW });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const answers = [principal({ isAdmin: true })];
+    const { resolver, calls } = oidcResolver(async () => {
+      const answer = answers.shift() ?? principal({ isAdmin: false });
+      if (answer.isAdmin) await held;
+      return { principal: answer, cacheTtlSeconds: 30 };
+    });
+    const auth = new Authenticator({ cache, resolver, now: () => NOW });
+    const token = jwt(accessClaims());
+    const before = auth.resolveAccessToken(token);
+    await new Promise((r) => setImmediate(r));
+    await cache.set(principalGenerationKey('id1'), 'g1', 120);
+    const after = await auth.resolveAccessToken(token);
+    release();
+    expect((await before).principal.isAdmin).toBe(true);
+    expect(after.principal.isAdmin).toBe(false);
+    expect(calls).toHaveLength(2);
+    // The older resolution wrote its entry last (under no generation): it is not served, the next request resolves again.
+    expect(JSON.parse((await cache.get(principalCacheKey(token)))!).generation).toBeUndefined();
+    expect((await auth.resolveAccessToken(token)).principal.isAdmin).toBe(false);
+    expect(calls).toHaveLength(3);
+    expect((await auth.resolveAccessToken(token)).principal.isAdmin).toBe(false);
+    expect(calls).toHaveLength(3);
   });
 
   it('caches for at most 30 s and never past the token\'s exp; not under a second, not a partial principal', async () => {

@@ -4,10 +4,12 @@ import {
   type CachedPrincipal,
   MAX_PRINCIPAL_CACHE_TTL_SECONDS,
   type RequestPrincipal,
+  isCurrentGeneration,
   isRevokedByMarkers,
   principalCacheEntry,
   principalCacheKey,
   principalCacheTtl,
+  principalGenerationKey,
   revocationMarkerKey,
 } from '@ziti/http-kit';
 import type { Cache } from '@ziti/messaging';
@@ -201,6 +203,12 @@ export class Authenticator {
    * resolves the token (it verifies it and checks the revocation table) and the answer is cached
    * for its hint, at most {@link MAX_CACHE_TTL_SECONDS} and never past the token's `exp`.
    *
+   * The same `mget` reads the identity's principal generation (`principalGenerationKey(sub)`),
+   * which identity-auth renews after every change its principal shows (admin flag, permissions…):
+   * a cached principal is served only when it was resolved under the current generation, so such
+   * a change reaches the very next request on every replica. A resolution records the generation
+   * read before it asked, and requests that read another generation do not share it.
+   *
    * A cache error while reading the markers is logged and the request goes to identity-auth as on
    * a cache miss (as the legacy path treats cache errors): the revocation table there refuses a
    * revoked token whether or not its marker could be read.
@@ -208,7 +216,12 @@ export class Authenticator {
   async resolveAccessToken(token: string): Promise<Resolved> {
     const claims = accessTokenClaims(token);
     if (!claims) throw invalidBearerError();
-    const keys = [revocationMarkerKey('JTI', claims.jti), revocationMarkerKey('API_SESSION', claims.apiSessionId), revocationMarkerKey('IDENTITY', claims.sub)];
+    const keys = [
+      revocationMarkerKey('JTI', claims.jti),
+      revocationMarkerKey('API_SESSION', claims.apiSessionId),
+      revocationMarkerKey('IDENTITY', claims.sub),
+      principalGenerationKey(claims.sub),
+    ];
     const [markers, cached] = await Promise.all([
       this.opts.cache.mget(keys).then(
         (values) => values,
@@ -217,7 +230,7 @@ export class Authenticator {
           return undefined;
         },
       ),
-      this.fromCache(token),
+      this.entryFromCache(token),
     ]);
     if (markers && isRevokedByMarkers({ jti: markers[0] ?? null, apiSession: markers[1] ?? null, identity: markers[2] ?? null }, claims.iat)) {
       if (cached) {
@@ -226,16 +239,19 @@ export class Authenticator {
       throw invalidBearerError();
     }
     // Without the markers a cached principal cannot be trusted not to be revoked: identity-auth decides.
-    if (markers && cached && claims.exp * 1000 > this.now()) return { principal: cached, oidc: true };
-    let pending = this.inFlightOidc.get(token);
+    const generation = markers?.[3] ?? null;
+    if (markers && cached && isCurrentGeneration(cached, generation) && claims.exp * 1000 > this.now()) return { principal: cached.principal, oidc: true };
+    const key = `${token}\n${generation ?? ''}`;
+    let pending = this.inFlightOidc.get(key);
     if (!pending) {
-      pending = this.resolveOidc(token, claims).finally(() => this.inFlightOidc.delete(token));
-      this.inFlightOidc.set(token, pending);
+      // Without the markers the entry records no generation: it is served again only while there is none.
+      pending = this.resolveOidc(token, claims, generation).finally(() => this.inFlightOidc.delete(key));
+      this.inFlightOidc.set(key, pending);
     }
     return pending;
   }
 
-  private async resolveOidc(token: string, claims: AccessTokenClaims): Promise<Resolved> {
+  private async resolveOidc(token: string, claims: AccessTokenClaims, generation: string | null): Promise<Resolved> {
     let answer: ResolvedSession;
     try {
       answer = await this.opts.resolver.resolveAccessToken(token);
@@ -248,7 +264,7 @@ export class Authenticator {
     const ttl = Math.min(principalCacheTtl(answer.cacheTtlSeconds, principal, now), tokenLeft);
     if (ttl >= 1 && principal.isFullyAuthenticated) {
       try {
-        await this.opts.cache.set(principalCacheKey(token), principalCacheEntry(principal, ttl, now), ttl);
+        await this.opts.cache.set(principalCacheKey(token), principalCacheEntry(principal, ttl, now, generation), ttl);
       } catch (err) {
         this.log(`principal cache write failed: ${(err as Error).message}`);
       }
@@ -257,6 +273,11 @@ export class Authenticator {
   }
 
   private async fromCache(token: string): Promise<RequestPrincipal | undefined> {
+    return (await this.entryFromCache(token))?.principal;
+  }
+
+  /** The fresh, fully authenticated cache entry of a token, if any. */
+  private async entryFromCache(token: string): Promise<CachedPrincipal | undefined> {
     let raw: string | null;
     try {
       raw = await this.opts.cache.get(principalCacheKey(token));
@@ -275,7 +296,7 @@ export class Authenticator {
         return undefined;
       }
       cacheRequests.inc(PRINCIPAL_HIT);
-      return entry.principal;
+      return entry;
     } catch {
       cacheRequests.inc(PRINCIPAL_MISS);
       return undefined;

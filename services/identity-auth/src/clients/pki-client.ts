@@ -98,7 +98,7 @@ export function grpcPkiContext(address: PkiAddress, log: (m: string) => void): P
         improperClientCertChain: boolean;
         fingerprint: string;
         leafPem: string;
-        ca?: { id: string; name: string; isAutoCaEnrollmentEnabled: boolean; identityRoles: string[]; identityNameFormat: string; authPolicyId: string };
+        ca?: { id: string; name: string; isAutoCaEnrollmentEnabled: boolean; identityRoles: string[]; identityNameFormat: string; authPolicyId: string; trustedForAdmins: boolean };
         externalId: string;
         isExpired: boolean;
         missingExternalIdClaim: boolean;

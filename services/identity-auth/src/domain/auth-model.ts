@@ -135,6 +135,12 @@ export interface SignerCertFacts {
 
 export interface ExternalJwtSigner extends ExternalJwtSignerFields, SignerCertFacts {
   id: string;
+  /**
+   * Created, and last changed, by an admin. A signer a non-admin created or changed (a holder of
+   * `external-jwt-signer`, who may hold its key) never logs in a privileged identity (an admin or a
+   * holder of permissions), as primary or secondary factor; an admin's create or change trusts it.
+   */
+  trustedForAdmins: boolean;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/errors';
-import { type AuthOutcome, shortId, uuidToken } from '@ziti/http-kit';
+import { type AuthOutcome, isPrivilegedIdentity, shortId, uuidToken } from '@ziti/http-kit';
 import type { AuthPolicy, LoginIdentity } from './auth-model.js';
 import { type JwtVerifier, extJwtChallenge, identityClaim } from './ext-jwt/jwt-verifier.js';
 import type { IdentityManager } from './identity-manager.js';
@@ -205,6 +205,7 @@ export class Authenticator {
     const identity = r.signer.useExternalId ? await repos.identities.findByExternalId(claim) : await repos.identities.findById(claim);
     if (!identity) throw refuse(bundle, 'identity not found');
     bundle.identityId = identity.id;
+    if (!r.signer.trustedForAdmins && isPrivilegedIdentity(identity)) throw refuse(bundle, 'a signer a non-admin created or changed may not log in a privileged identity');
     if (isDisabled(identity)) throw refuse(bundle, 'identity is disabled');
     const policy = await repos.authPolicies.findById(identity.authPolicyId);
     if (!policy) throw refuse(bundle, 'auth policy look up returned nil');

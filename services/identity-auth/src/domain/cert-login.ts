@@ -1,4 +1,5 @@
 import { ApiError } from '@ziti/errors';
+import { isPrivilegedIdentity } from '@ziti/http-kit';
 import { type LoginPrincipal, invalidAuth } from './authenticator.js';
 import { commonNameOf, formatCaIdentityName } from './ca-identity.js';
 import type { IdentityManager } from './identity-manager.js';
@@ -79,6 +80,8 @@ export class CertLogin {
       identity = await repos.identities.findByExternalId(v.externalId);
     }
     if (!identity) return null;
+    // A CA a non-admin created or changed (its key may be theirs) never logs in a privileged identity.
+    if (!v.ca?.trustedForAdmins && isPrivilegedIdentity(identity)) return null;
     const policy = await repos.authPolicies.findById(identity.authPolicyId);
     if (!policy) return null;
     const mfa = await repos.mfas.findByIdentity(identity.id);

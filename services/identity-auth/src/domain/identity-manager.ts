@@ -66,6 +66,8 @@ interface Committed {
   deleted?: boolean;
   /** Written in the transaction; their markers are set after commit. */
   revocations?: Revocation[];
+  /** What its principals show changed: a new principal generation drops the bearer principals gateways cached. */
+  renew?: boolean;
 }
 
 /**
@@ -111,6 +113,11 @@ export class IdentityManager {
     const byIdentity = new Map<string, EnrollmentInfo[]>();
     for (const e of all ?? []) byIdentity.set(e.identityId, [...(byIdentity.get(e.identityId) ?? []), e]);
     return views.map((v) => ({ ...v, enrollments: byIdentity.get(v.id) ?? [] }));
+  }
+
+  /** These identities (those that exist, in the order given), without their enrollments (`GetIdentities`). */
+  findMany(ids: readonly string[]): Promise<Identity[]> {
+    return this.uow.repos.identities.views(ids);
   }
 
   async find(id: string): Promise<Identity> {
@@ -298,17 +305,19 @@ export class IdentityManager {
    * principals of its sessions are dropped (after commit, and through `identity.updated` on every
    * gateway): the very next request is traced, or no longer is. Answers the trace, or null.
    */
-  async trace(id: string, spec: TraceSpecInput): Promise<IdentityTrace | null> {
+  async trace(actor: Actor, id: string, spec: TraceSpecInput): Promise<IdentityTrace | null> {
     const trace = traceOfSpec(spec);
     const tokens = await this.uow.run(async (tx) => {
       const identity = await tx.identities.findByIdForUpdate(id);
       if (!identity) throw ApiError.notFound();
+      if (!mayAffect(actor, identity)) throw ApiError.of('UNAUTHORIZED');
       await tx.identities.setTrace(id, trace);
       const tokens = await tx.apiSessions.tokensOfIdentity(id);
       await tx.emit({ type: 'identity.updated', identity: projectionOf(identity), tokens });
       return tokens;
     });
     await this.cache.drop(tokens);
+    await this.cache.renew([id]);
     return trace;
   }
 
@@ -379,7 +388,7 @@ export class IdentityManager {
       const identity = await tx.identities.update(id, fields);
       const tokens = await tx.apiSessions.tokensOfIdentity(id);
       await tx.emit({ type: 'identity.updated', identity: projectionOf(identity), tokens });
-      return { identity, tokens };
+      return { identity, tokens, renew: true };
     });
   }
 
@@ -388,6 +397,7 @@ export class IdentityManager {
     const done = await this.uow.run(fn);
     if (!done) return;
     await this.cache.drop(done.tokens);
+    if (done.renew) await this.cache.renew([done.identity.id]);
     if (done.revocations?.length) await this.revocations?.mark(done.revocations);
     await this.policy.syncIdentity(projectionOf(done.identity), done.deleted === true);
   }

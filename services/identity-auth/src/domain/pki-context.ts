@@ -36,6 +36,8 @@ export interface ThirdPartyCa {
   identityRoles: string[];
   identityNameFormat: string;
   authPolicyId: string;
+  /** Created and last changed by an admin: only then may its certificates log in a privileged identity by externalId. */
+  trustedForAdmins: boolean;
 }
 
 /** What pki-enrollment concluded about a presented client certificate chain. */

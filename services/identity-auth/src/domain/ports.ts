@@ -59,6 +59,12 @@ export type DomainEvent =
 /** The shared principal cache of the gateways: entries of these tokens must go (after commit). */
 export interface PrincipalCache {
   drop(tokens: readonly string[]): Promise<void>;
+  /**
+   * Starts a new principal generation of these identities (`principalGenerationKey`), after a
+   * committed change their principals show: every gateway then re-resolves the bearer principals
+   * it cached for them (those are keyed by access tokens identity-auth does not keep). Best effort.
+   */
+  renew(identityIds: readonly string[]): Promise<void>;
   /** Caches a session's principal for the gateway (best effort: a failure is logged, not thrown). */
   put(token: string, principal: RequestPrincipal, ttlSeconds: number): Promise<void>;
 }
@@ -336,9 +342,9 @@ export interface ExternalJwtSignerRepository {
   enabled(): Promise<ExternalJwtSigner[]>;
   /** Which of these ids exist. */
   existing(ids: string[]): Promise<string[]>;
-  /** Unique violations (name, issuer, kid, fingerprint) become field errors. */
-  create(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts): Promise<void>;
-  update(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts): Promise<void>;
+  /** Unique violations (name, issuer, kid, fingerprint) become field errors. `trustedForAdmins`: an admin writes it. */
+  create(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts, trustedForAdmins: boolean): Promise<void>;
+  update(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts, trustedForAdmins: boolean): Promise<void>;
   delete(id: string): Promise<void>;
 }
 

@@ -1,3 +1,4 @@
+import { type IdentityPrivilege, isPrivilegedIdentity } from '@ziti/http-kit';
 import type { ExternalJwtSigner } from './auth-model.js';
 import { type JwtVerifier, type TokenError, extJwtChallenge, identityClaim } from './ext-jwt/jwt-verifier.js';
 import type { SecondaryFactors } from './model.js';
@@ -32,16 +33,23 @@ export function totpPending(session: { isMfaRequired: boolean; isMfaComplete: bo
   return (session.isMfaRequired || secondary.requireTotp) && !session.isMfaComplete;
 }
 
-/** Checks the secondary ext-jwt factor: a valid token of the required signer, for this very identity. */
+/** Who a secondary factor is checked for: its claim must name them, and a privileged one needs a signer trusted for admins. */
+export type FactorIdentity = { id: string; externalId: string | null } & IdentityPrivilege;
+
+/**
+ * Checks the secondary ext-jwt factor: a valid token of the required signer, for this very
+ * identity; a signer a non-admin created or changed never satisfies it for a privileged identity.
+ */
 export class SecondaryFactorChecker {
   constructor(
     private readonly repos: Repositories,
     private readonly verifier: JwtVerifier,
   ) {}
 
-  async check(identity: { id: string; externalId: string | null }, signerId: string, tokens: readonly string[]): Promise<ExtJwtFactor> {
+  async check(identity: FactorIdentity, signerId: string, tokens: readonly string[]): Promise<ExtJwtFactor> {
     const signer = await this.repos.signers.findById(signerId);
     if (!signer || !signer.enabled) return { ok: false, error: 'invalid', signer };
+    if (!signer.trustedForAdmins && isPrivilegedIdentity(identity)) return { ok: false, error: 'invalid', signer };
     const r = await this.verifier.verifyAny(tokens, [signer]);
     if (!r.ok) return { ok: false, error: r.error, signer };
     const claim = identityClaim(r.claims, signer.claimsProperty);
@@ -52,7 +60,7 @@ export class SecondaryFactorChecker {
   /** The full state of a session for this request. */
   async state(
     session: { isMfaRequired: boolean; isMfaComplete: boolean; identityId: string },
-    identity: { id: string; externalId: string | null },
+    identity: FactorIdentity,
     secondary: SecondaryFactors,
     tokens: readonly string[],
   ): Promise<SessionAuthState> {

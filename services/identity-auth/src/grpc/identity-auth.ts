@@ -26,7 +26,12 @@ const identityInfo = (i: Identity): IdentityInfo => ({
   roleAttributes: i.roleAttributes,
   externalId: i.externalId ?? '',
   authPolicyId: i.authPolicyId,
+  isDefaultAdmin: i.isDefaultAdmin,
+  permissions: i.permissions,
 });
+
+/** The distinct non-empty ids of a request, at most `max`. */
+const idsOf = (ids: readonly string[], max: number) => [...new Set(ids.filter((id) => typeof id === 'string' && id.length > 0))].slice(0, max);
 
 /** At most this many identities per `RenderIdentities` call (a list page is at most 500). */
 const MAX_RENDERED_IDENTITIES = 1000;
@@ -51,6 +56,10 @@ export function identityAuthServer(sessions: ApiSessionManager, identities: Iden
       );
     },
     getIdentity: unary(async (req) => identityInfo(await identities.find(req.identityId))),
+    getIdentities: unary(async (req) => {
+      const ids = idsOf(req.identityIds, MAX_RENDERED_IDENTITIES);
+      return { identities: (ids.length > 0 ? await identities.findMany(ids) : []).map(identityInfo) };
+    }),
     createCertAuthenticator: unary(async (req) => {
       const a = await authenticators.createCert({
         identityId: req.identityId, certPem: req.certPem, fingerprint: req.fingerprint, isIssuedByNetwork: req.isIssuedByNetwork, caId: req.caId || null,
@@ -74,9 +83,10 @@ export function identityAuthServer(sessions: ApiSessionManager, identities: Iden
     deleteRouterIdentity: unary(async (req) => ({ deleted: await identities.deleteRouterIdentity(req.routerId) })),
     // The same `identityDetail` as GET /identities, so other contexts' identity lists cannot drift from it.
     renderIdentities: unary(async (req) => {
-      const ids = [...new Set(req.identityIds.filter((id) => typeof id === 'string' && id.length > 0))].slice(0, MAX_RENDERED_IDENTITIES);
+      const ids = idsOf(req.identityIds, MAX_RENDERED_IDENTITIES);
       const views = ids.length > 0 ? await identities.views(ids) : [];
-      return { identities: views.map((v) => ({ id: v.id, detailJson: JSON.stringify(identityDetail(v)) })) };
+      const caller = { isAdmin: req.callerIsAdmin === true, isDefaultAdmin: false, permissions: req.callerPermissions ?? [] };
+      return { identities: views.map((v) => ({ id: v.id, detailJson: JSON.stringify(identityDetail(v, caller)) })) };
     }),
   };
 }

@@ -5,7 +5,7 @@ import type { TraceSpecInput } from '../domain/trace.js';
 import type { IdentityInput } from '../domain/identity-rules.js';
 import type { RoleAttributeQueries } from '../domain/role-attributes.js';
 import { parseRoleFilter } from '../domain/role-filter.js';
-import { actorOf, requireEntityAccess } from './access.js';
+import { actorOf, principalOf, requireEntityAccess } from './access.js';
 import { roleAttributeUsageDetail } from './auth-views.js';
 import { listRequest, listResult, queryString, queryStrings } from './list.js';
 import { identityDetail } from './views.js';
@@ -24,7 +24,8 @@ export function identityHandlers(identities: IdentityManager, roleAttributes: Ro
   return {
     async listIdentities(ctx) {
       const roleFilter = parseRoleFilter(queryStrings(ctx, 'roleFilter'), queryString(ctx, 'roleSemantic'));
-      return listResult(await identities.list(listRequest(ctx), roleFilter), (v) => identityDetail(v));
+      const viewer = principalOf(ctx);
+      return listResult(await identities.list(listRequest(ctx), roleFilter), (v) => identityDetail(v, viewer));
     },
     async createIdentity(ctx) {
       const enrollment = (ctx.body as { enrollment?: EnrollmentRequest }).enrollment ?? {};
@@ -32,7 +33,7 @@ export function identityHandlers(identities: IdentityManager, roleAttributes: Ro
       return { status: 201, body: createdEnvelope('identities', id) };
     },
     async detailIdentity(ctx) {
-      return { body: dataEnvelope(identityDetail(await identities.detail(ctx.params.id!))) };
+      return { body: dataEnvelope(identityDetail(await identities.detail(ctx.params.id!), principalOf(ctx))) };
     },
     async updateIdentity(ctx) {
       await identities.update(actorOf(ctx), ctx.params.id!, input(ctx.body));
@@ -52,7 +53,7 @@ export function identityHandlers(identities: IdentityManager, roleAttributes: Ro
       return { body: emptyEnvelope() };
     },
     async updateIdentityTracing(ctx) {
-      const trace = await identities.trace(ctx.params.id!, (ctx.body ?? {}) as TraceSpecInput);
+      const trace = await identities.trace(actorOf(ctx), ctx.params.id!, (ctx.body ?? {}) as TraceSpecInput);
       return { body: dataEnvelope(trace ? { enabled: true, traceId: trace.traceId, until: formatTimestamp(trace.until) } : { enabled: false }) };
     },
     async enableIdentity(ctx) {

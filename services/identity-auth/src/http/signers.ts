@@ -2,6 +2,7 @@ import { createdEnvelope, dataEnvelope, emptyEnvelope } from '@ziti/errors';
 import type { Handler } from '@ziti/http-kit';
 import type { SignerManager } from '../domain/ext-jwt/signer-manager.js';
 import type { SignerInput } from '../domain/ext-jwt/signer-rules.js';
+import { actorOf } from './access.js';
 import { clientSignerDetail, signerDetail } from './auth-views.js';
 import { listRequest, listResult } from './list.js';
 
@@ -13,17 +14,17 @@ export function signerHandlers(signers: SignerManager): Record<string, Handler> 
       return listResult(await signers.list(listRequest(ctx)), signerDetail);
     },
     async createExternalJwtSigner(ctx) {
-      return { status: 201, body: createdEnvelope('external-jwt-signers', await signers.create(ctx.body as SignerInput)) };
+      return { status: 201, body: createdEnvelope('external-jwt-signers', await signers.create(actorOf(ctx), ctx.body as SignerInput)) };
     },
     async detailExternalJwtSigner(ctx) {
       return { body: dataEnvelope(signerDetail(await signers.detail(ctx.params.id!))) };
     },
     async updateExternalJwtSigner(ctx) {
-      await signers.update(ctx.params.id!, ctx.body as SignerInput);
+      await signers.update(actorOf(ctx), ctx.params.id!, ctx.body as SignerInput);
       return { body: emptyEnvelope() };
     },
     async patchExternalJwtSigner(ctx) {
-      await signers.patch(ctx.params.id!, ctx.body as SignerInput);
+      await signers.patch(actorOf(ctx), ctx.params.id!, ctx.body as SignerInput);
       return { body: emptyEnvelope() };
     },
     async deleteExternalJwtSigner(ctx) {

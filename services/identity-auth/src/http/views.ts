@@ -1,4 +1,5 @@
 import { formatTimestamp } from '@ziti/errors';
+import { type Caller, mayUseEnrollmentSecrets } from '@ziti/http-kit';
 import { isDisabled } from '../domain/model.js';
 import type { ExternalJwtSigner } from '../domain/auth-model.js';
 import type { EnrollmentInfo } from '../domain/pki-context.js';
@@ -37,19 +38,26 @@ export function entityRef(entity: string, id: string, name: string, links: Links
 
 export const ts = (d: Date | null) => (d ? formatTimestamp(d) : null);
 
-/** `identityEnrollments`: the outstanding enrollment of each method (`{}` when none). */
-export function enrollmentBlock(enrollments: readonly EnrollmentInfo[]): Record<string, unknown> {
+/**
+ * `identityEnrollments`: the outstanding enrollment of each method (`{}` when none). Without
+ * `secrets` (a caller who may not use them, see `mayUseEnrollmentSecrets`) `jwt` and `token`,
+ * optional in the spec, are left out.
+ */
+export function enrollmentBlock(enrollments: readonly EnrollmentInfo[], secrets: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const e of enrollments) {
-    const base = { expiresAt: e.expiresAt, id: e.id, jwt: e.jwt, token: e.token };
+    const base = { expiresAt: e.expiresAt, id: e.id, ...(secrets ? { jwt: e.jwt, token: e.token } : {}) };
     if (e.method === 'ott' || e.method === 'updb') out[e.method] = base;
     if (e.method === 'ottca' && e.caId) out.ottca = { ...base, ca: entityRef('cas', e.caId, e.caName), caId: e.caId };
   }
   return out;
 }
 
-/** `identityDetail`. `links` defaults to the management links of the identity. */
-export function identityDetail(v: IdentityView, links: Links = identityLinks(v.id, v.authPolicyId)) {
+/**
+ * `identityDetail` as `viewer` may see it (its enrollments' secrets only when it may use them);
+ * `'self'` is the identity itself. `links` defaults to the management links of the identity.
+ */
+export function identityDetail(v: IdentityView, viewer: Caller | 'self', links: Links = identityLinks(v.id, v.authPolicyId)) {
   const authenticators: Record<string, unknown> = {};
   if (v.cert) authenticators.cert = { id: v.cert.id, fingerprint: v.cert.fingerprint };
   if (v.updb) authenticators.updb = { id: v.updb.id, username: v.updb.username };
@@ -66,7 +74,7 @@ export function identityDetail(v: IdentityView, links: Links = identityLinks(v.i
     disabledAt: ts(v.disabledAt),
     disabledUntil: ts(v.disabledUntil),
     edgeRouterConnectionStatus: 'offline',
-    enrollment: enrollmentBlock(v.enrollments ?? []),
+    enrollment: enrollmentBlock(v.enrollments ?? [], viewer === 'self' || mayUseEnrollmentSecrets(viewer, v)),
     envInfo: v.envInfo,
     externalId: v.externalId,
     hasApiSession: v.hasApiSession,
@@ -91,7 +99,7 @@ export function identityDetail(v: IdentityView, links: Links = identityLinks(v.i
 
 /** `GET /current-identity`: the identity detail with the current-identity links (incl. `mfa`). */
 export function currentIdentityDetail(v: IdentityView) {
-  return identityDetail(v, { self: link('./current-identity'), mfa: link('./current-identity/mfa') });
+  return identityDetail(v, 'self', { self: link('./current-identity'), mfa: link('./current-identity/mfa') });
 }
 
 /** The MFA auth query of a session whose TOTP is outstanding (§2.4). */

@@ -182,7 +182,7 @@ export class OidcProvider {
     let challenge: string | undefined;
     const signer = facts.requiredSigner;
     if (signer && !request.amr.includes(`ejs:${signer}`)) {
-      const factor = await this.d.factors.check({ id: who.identity.id, externalId: who.identity.externalId }, signer, input.bearerTokens);
+      const factor = await this.d.factors.check(who.identity, signer, input.bearerTokens);
       if (factor.ok) request.amr.push(`ejs:${signer}`);
       else challenge = secondaryChallenge({ totpPending: false, totpEnrolled: false, extJwt: factor });
     }

@@ -31,6 +31,7 @@ function toSigner(r: Row): ExternalJwtSigner {
     enrollNameClaimsSelector: r.enrollNameClaimsSelector,
     enrollAttributeClaimsSelector: r.enrollAttributeClaimsSelector,
     enrollAuthPolicyId: r.enrollAuthPolicyId,
+    trustedForAdmins: r.trustedForAdmins,
     tags: json(r.tags),
     fingerprint: r.fingerprint,
     commonName: r.commonName,
@@ -81,13 +82,13 @@ export class PrismaSignerRepository implements ExternalJwtSignerRepository {
     return rows.map((r) => r.id);
   }
 
-  async create(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts): Promise<void> {
-    await mapped(() => this.db.externalJwtSigner.create({ data: { id, ...data(fields, cert) } }), (f) => valueOf(f, fields, cert), UNIQUE);
+  async create(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts, trustedForAdmins: boolean): Promise<void> {
+    await mapped(() => this.db.externalJwtSigner.create({ data: { id, ...data(fields, cert), trustedForAdmins } }), (f) => valueOf(f, fields, cert), UNIQUE);
   }
 
-  async update(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts): Promise<void> {
+  async update(id: string, fields: ExternalJwtSignerFields, cert: SignerCertFacts, trustedForAdmins: boolean): Promise<void> {
     await mapped(
-      () => this.db.externalJwtSigner.update({ where: { id }, data: { ...data(fields, cert), updatedAt: new Date() } }),
+      () => this.db.externalJwtSigner.update({ where: { id }, data: { ...data(fields, cert), trustedForAdmins, updatedAt: new Date() } }),
       (f) => valueOf(f, fields, cert),
       UNIQUE,
     );

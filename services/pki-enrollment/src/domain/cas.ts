@@ -74,7 +74,8 @@ export class CaManager {
     private readonly log: (m: string) => void,
   ) {}
 
-  async create(certPemInput: string, fields: CaFields): Promise<string> {
+  /** `byAdmin`: an admin writes it (see `Ca.trustedForAdmins`). */
+  async create(certPemInput: string, fields: CaFields, byAdmin: boolean): Promise<string> {
     const name = validCaName(fields.name);
     const blocks = pemBlocks(certPemInput, ['CERTIFICATE']);
     if (blocks.length === 0) throw ApiError.field('certPem', 'at least one leaf certificate must be supplied', certPemInput);
@@ -98,6 +99,7 @@ export class CaManager {
       certPem: certPemInput,
       isVerified: false,
       verificationToken: randomUUID(),
+      trustedForAdmins: byAdmin,
     });
     return id;
   }
@@ -112,9 +114,9 @@ export class CaManager {
     return this.uow.repos.cas.list(req);
   }
 
-  async update(id: string, fields: Partial<CaFields>): Promise<void> {
+  async update(id: string, fields: Partial<CaFields>, byAdmin: boolean): Promise<void> {
     const ca = await this.detail(id);
-    const next: Ca = { ...ca, ...fields, updatedAt: new Date() };
+    const next: Ca = { ...ca, ...fields, trustedForAdmins: byAdmin, updatedAt: new Date() };
     if (fields.name !== undefined) next.name = validCaName(fields.name);
     if (fields.identityNameFormat !== undefined) next.identityNameFormat = fields.identityNameFormat || DEFAULT_IDENTITY_NAME_FORMAT;
     await this.uow.repos.cas.update(next);

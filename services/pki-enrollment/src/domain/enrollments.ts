@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '@ziti/errors';
-import { shortId } from '@ziti/http-kit';
+import { type Caller, isAdminCaller, mayTouchIdentity, mayUseEnrollmentSecrets, shortId } from '@ziti/http-kit';
 import type { Jwts } from './jwts.js';
-import { type Enrollment, type EnrollMethod, IDENTITY_METHODS, type ListRequest, type Page } from './model.js';
+import { type Enrollment, type EnrollMethod, IDENTITY_METHODS, type IdentityRef, type ListRequest, type Page } from './model.js';
 import type { IdentityDirectory, UnitOfWork } from './ports.js';
+
+/** What a router's enrollment counts as for the escalation rules: no identity, no privilege. */
+const NOT_PRIVILEGED = { isAdmin: false, isDefaultAdmin: false, permissions: [] };
 
 /** Default enrollment lifetime (`edge.enrollment.*.duration`): 180 minutes, never below 5. */
 export function enrollmentLifetimeMs(minutes?: number): number {
@@ -22,7 +25,12 @@ export interface NewIdentityEnrollment {
 export interface CreateOptions {
   identityTrusted?: boolean;
   identityName?: string;
+  /** The management caller; a non-admin may not create an enrollment for a privileged identity. */
+  caller?: Caller;
 }
+
+/** An enrollment's secrets (`token`, `jwt`) blanked, for a caller who may not use them. */
+const withoutSecrets = (e: Enrollment): Enrollment => ({ ...e, token: '', jwt: '' });
 
 /** The JWT `em` of a method (transit routers enroll with `erott` too). */
 export const jwtMethod = (m: EnrollMethod) => (m === 'trott' ? 'erott' : m);
@@ -49,6 +57,7 @@ export class EnrollmentManager {
       const identity = await this.identities.getIdentity(identityId);
       if (identity === null) throw ApiError.field('identityId', 'identity not found', identityId);
       if (identity !== 'unknown') identityName = identity.name;
+      if (opts.caller && !mayTouchIdentity(opts.caller, identity === 'unknown' ? null : (identity.privilege ?? null))) throw ApiError.of('UNAUTHORIZED');
     }
     const expiresAt = input.expiresAt ?? new Date(this.now() + this.defaultLifetimeMs);
     if (expiresAt.getTime() <= this.now()) throw ApiError.field('expiresAt', 'expiresAt must be in the future', expiresAt.toISOString());
@@ -85,9 +94,10 @@ export class EnrollmentManager {
   }
 
   /** A new token and JWT with a new expiry; the old token stops working. */
-  async refresh(id: string, expiresAt: Date): Promise<Enrollment> {
+  async refresh(id: string, expiresAt: Date, caller?: Caller): Promise<Enrollment> {
     const enrollment = await this.uow.repos.enrollments.findById(id);
     if (!enrollment) throw ApiError.notFound();
+    await this.assertMayTouch(caller, enrollment);
     if (!enrollment.jwt) throw ApiError.of('INVALID_ENROLL_METHOD');
     if (expiresAt.getTime() <= this.now()) throw ApiError.field('expiresAt', 'must be after the current date and time', expiresAt.toISOString());
     const token = randomUUID();
@@ -97,20 +107,51 @@ export class EnrollmentManager {
     return (await this.uow.repos.enrollments.findById(id))!;
   }
 
-  async detail(id: string): Promise<Enrollment> {
+  /** The management views below show an enrollment's secrets only to a caller who may use them (`mayUseEnrollmentSecrets`). */
+  async detail(id: string, caller?: Caller): Promise<Enrollment> {
     const e = await this.uow.repos.enrollments.findById(id);
     if (!e) throw ApiError.notFound();
-    return e;
+    return (await this.visibleTo(caller, [e]))[0]!;
   }
 
-  list(req: ListRequest): Promise<Page<Enrollment>> {
-    return this.uow.repos.enrollments.list(req);
+  async list(req: ListRequest, caller?: Caller): Promise<Page<Enrollment>> {
+    const page = await this.uow.repos.enrollments.list(req);
+    return { ...page, items: await this.visibleTo(caller, page.items) };
   }
 
   /** `/identities/{id}/enrollments`: 404 for an identity identity-auth says does not exist. */
-  async listForIdentity(identityId: string): Promise<Page<Enrollment>> {
+  async listForIdentity(identityId: string, caller?: Caller): Promise<Page<Enrollment>> {
     if ((await this.identities.getIdentity(identityId)) === null) throw ApiError.notFound();
-    return this.uow.repos.enrollments.list({ limit: '-1' }, identityId);
+    const page = await this.uow.repos.enrollments.list({ limit: '-1' }, identityId);
+    return { ...page, items: await this.visibleTo(caller, page.items) };
+  }
+
+  /**
+   * The enrollments as `caller` may see them: secrets blanked unless it may use them. An admin
+   * sees every one without a lookup, and so needs no answer from identity-auth; for anyone else an
+   * identity's privilege is asked once per call (a router's enrollment is never privileged), and
+   * when identity-auth can not say, the secrets stay hidden.
+   */
+  private async visibleTo(caller: Caller | undefined, items: Enrollment[]): Promise<Enrollment[]> {
+    if (caller === undefined || isAdminCaller(caller)) return items;
+    if (!mayUseEnrollmentSecrets(caller, NOT_PRIVILEGED)) return items.map(withoutSecrets);
+    const ids = items.flatMap((e) => (e.identityId ? [e.identityId] : []));
+    const known = ids.length > 0 ? await this.identities.getIdentities(ids) : new Map<string, IdentityRef>();
+    return items.map((e) => (mayUseEnrollmentSecrets(caller, this.targetOf(e, known)) ? e : withoutSecrets(e)));
+  }
+
+  private targetOf(e: Enrollment, known: Map<string, IdentityRef> | 'unknown') {
+    if (!e.identityId) return NOT_PRIVILEGED;
+    return known === 'unknown' ? null : (known.get(e.identityId)?.privilege ?? null);
+  }
+
+  /** A non-admin may not refresh or delete the enrollment of a privileged identity (or of one identity-auth can not vouch for). */
+  private async assertMayTouch(caller: Caller | undefined, e: Enrollment): Promise<void> {
+    if (caller === undefined || isAdminCaller(caller) || !e.identityId) return;
+    const identity = await this.identities.getIdentity(e.identityId);
+    // An identity that is gone: its enrollment is an orphan no one can enroll as.
+    if (identity === null) return;
+    if (!mayTouchIdentity(caller, identity === 'unknown' ? null : (identity.privilege ?? null))) throw ApiError.of('UNAUTHORIZED');
   }
 
   /** The outstanding enrollments of identities (the `enrollment` block of their details), in creation order. */
@@ -118,7 +159,12 @@ export class EnrollmentManager {
     return this.uow.repos.enrollments.findByIdentities(identityIds.filter((id) => id.length > 0));
   }
 
-  async delete(id: string): Promise<void> {
+  async delete(id: string, caller?: Caller): Promise<void> {
+    if (caller !== undefined && !isAdminCaller(caller)) {
+      const e = await this.uow.repos.enrollments.findById(id);
+      if (!e) throw ApiError.notFound();
+      await this.assertMayTouch(caller, e);
+    }
     if (!(await this.uow.repos.enrollments.delete(id))) throw ApiError.notFound();
   }
 

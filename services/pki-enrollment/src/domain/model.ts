@@ -38,6 +38,12 @@ export interface Ca {
   identityRoles: string[];
   identityNameFormat: string;
   externalIdClaim: ExternalIdClaimSpec | null;
+  /**
+   * Created, and last changed, by an admin. A CA a non-admin (a holder of `ca`, who may hold its
+   * key) created or changed never logs in a privileged identity (an admin or a holder of
+   * permissions) by externalId; an admin's create or change trusts it. Verifying does not change it.
+   */
+  trustedForAdmins: boolean;
   tags: Record<string, unknown>;
   createdAt: Date;
   updatedAt: Date;
@@ -94,4 +100,6 @@ export interface Page<T> {
 export interface IdentityRef {
   id: string;
   name: string;
+  /** An admin, the default admin, or a holder of permissions (identity-auth's answer; absent: not known). */
+  privilege?: { isAdmin: boolean; isDefaultAdmin: boolean; permissions: string[] };
 }

@@ -85,6 +85,8 @@ export interface UnitOfWork {
 export interface IdentityDirectory {
   /** null when the identity does not exist; `'unknown'` when identity-auth can not answer that (RPC not served). */
   getIdentity(id: string): Promise<IdentityRef | null | 'unknown'>;
+  /** Several identities at once (those that exist); `'unknown'` when identity-auth can not answer that. */
+  getIdentities(ids: readonly string[]): Promise<Map<string, IdentityRef> | 'unknown'>;
   createCertAuthenticator(req: { identityId: string; certPem: string; fingerprint: string; isIssuedByNetwork: boolean; caId?: string }): Promise<{ id: string }>;
   createUpdbAuthenticator(req: { identityId: string; username: string; password: string }): Promise<{ id: string }>;
   createIdentityFromCa(req: {

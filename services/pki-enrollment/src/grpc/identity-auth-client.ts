@@ -1,6 +1,6 @@
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { ApiError, fromGrpcError } from '@ziti/errors';
-import { IdentityAuthServiceClient } from '@ziti/proto';
+import { type GetIdentitiesResponse, IdentityAuthServiceClient, type IdentityInfo } from '@ziti/proto';
 import type { IdentityRef } from '../domain/model.js';
 import type { IdentityDirectory } from '../domain/ports.js';
 import { grpcClient } from '@ziti/service-kit';
@@ -15,6 +15,12 @@ function notServed(rpc: string): ApiError {
     cause: { code: 'UNHANDLED', message: `identity-auth does not implement ${rpc} yet` },
   });
 }
+
+const identityRef = (i: IdentityInfo): IdentityRef => ({
+  id: i.id,
+  name: i.name,
+  privilege: { isAdmin: i.isAdmin, isDefaultAdmin: i.isDefaultAdmin, permissions: [...(i.permissions ?? [])] },
+});
 
 /**
  * IdentityDirectory over identity-auth's gRPC API. UNIMPLEMENTED answers (identity-auth not
@@ -51,8 +57,7 @@ export function identityAuthDirectory(address: string | (() => string | undefine
   return {
     async getIdentity(id) {
       try {
-        const info = await call<{ identityId: string }, { id: string; name: string }>('GetIdentity', 'getIdentity', { identityId: id });
-        return { id: info.id, name: info.name } satisfies IdentityRef;
+        return identityRef(await call<{ identityId: string }, IdentityInfo>('GetIdentity', 'getIdentity', { identityId: id }));
       } catch (err) {
         if ((err as { unimplemented?: boolean }).unimplemented) {
           if (!warned) log('pki-enrollment: identity-auth does not serve GetIdentity yet; identity ids are taken as given');
@@ -60,6 +65,16 @@ export function identityAuthDirectory(address: string | (() => string | undefine
           return 'unknown';
         }
         if (err instanceof ApiError && err.code === 'NOT_FOUND') return null;
+        throw err;
+      }
+    },
+    async getIdentities(ids) {
+      if (ids.length === 0) return new Map();
+      try {
+        const res = await call<{ identityIds: string[] }, GetIdentitiesResponse>('GetIdentities', 'getIdentities', { identityIds: [...new Set(ids)] });
+        return new Map(res.identities.map((i) => [i.id, identityRef(i)]));
+      } catch (err) {
+        if ((err as { unimplemented?: boolean }).unimplemented) return 'unknown';
         throw err;
       }
     },

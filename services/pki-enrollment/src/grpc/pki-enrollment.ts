@@ -102,6 +102,7 @@ export function pkiEnrollmentServer(d: GrpcDeps): PkiEnrollmentServiceServer {
               identityRoles: v.ca.identityRoles,
               identityNameFormat: v.ca.identityNameFormat,
               authPolicyId: '',
+              trustedForAdmins: v.ca.trustedForAdmins,
             }
           : undefined,
         externalId: v.externalId,

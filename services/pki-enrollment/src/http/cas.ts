@@ -1,5 +1,5 @@
 import { createdEnvelope, dataEnvelope, emptyEnvelope } from '@ziti/errors';
-import type { Handler } from '@ziti/http-kit';
+import { type Handler, isAdminCaller } from '@ziti/http-kit';
 import { type CaFields, type CaManager, type ClaimInput, claimFrom } from '../domain/cas.js';
 import { listRequest, listResult, textBody } from './common.js';
 import { caDetail } from './views.js';
@@ -37,7 +37,7 @@ export function caHandlers(cas: CaManager): Record<string, Handler> {
     },
     async createCa(ctx) {
       const b = ctx.body as CaBody;
-      const id = await cas.create(b.certPem ?? '', fullFields(b));
+      const id = await cas.create(b.certPem ?? '', fullFields(b), isAdminCaller(ctx.principal));
       return { status: 201, body: createdEnvelope('cas', id) };
     },
     async detailCa(ctx) {
@@ -45,7 +45,7 @@ export function caHandlers(cas: CaManager): Record<string, Handler> {
     },
     async updateCa(ctx) {
       const b = ctx.body as CaBody;
-      await cas.update(ctx.params.id!, fullFields(b));
+      await cas.update(ctx.params.id!, fullFields(b), isAdminCaller(ctx.principal));
       return { body: emptyEnvelope() };
     },
     async patchCa(ctx) {
@@ -60,7 +60,7 @@ export function caHandlers(cas: CaManager): Record<string, Handler> {
       if (b.identityNameFormat !== undefined && b.identityNameFormat !== null) fields.identityNameFormat = b.identityNameFormat;
       if (b.externalIdClaim !== undefined) fields.externalIdClaim = b.externalIdClaim === null ? null : claimFrom(b.externalIdClaim, current.externalIdClaim);
       if (b.tags !== undefined) fields.tags = b.tags ?? {};
-      await cas.update(ctx.params.id!, fields);
+      await cas.update(ctx.params.id!, fields, isAdminCaller(ctx.principal));
       return { body: emptyEnvelope() };
     },
     async deleteCa(ctx) {

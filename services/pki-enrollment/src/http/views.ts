@@ -18,7 +18,8 @@ export function enrollmentDetail(e: Enrollment) {
     createdAt: formatTimestamp(e.createdAt),
     expiresAt: formatTimestamp(e.expiresAt),
     id: e.id,
-    jwt: e.jwt,
+    // Optional in the spec: left out when blanked for a caller who may not use it (`token` is required: '').
+    ...(e.jwt ? { jwt: e.jwt } : {}),
     method: e.method,
     tags: e.tags,
     token: e.token,

@@ -24,6 +24,7 @@ function toCa(r: Row): Ca {
     identityRoles: r.identityRoles ?? [],
     identityNameFormat: r.identityNameFormat,
     externalIdClaim: r.externalIdClaim ? (r.externalIdClaim as unknown as ExternalIdClaimSpec) : null,
+    trustedForAdmins: r.trustedForAdmins,
     tags: json(r.tags),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -40,6 +41,7 @@ function data(ca: Omit<Ca, 'createdAt' | 'updatedAt' | 'id' | 'fingerprint' | 'c
     identityRoles: ca.identityRoles,
     identityNameFormat: ca.identityNameFormat,
     externalIdClaim: ca.externalIdClaim ? (ca.externalIdClaim as unknown as Prisma.InputJsonObject) : Prisma.DbNull,
+    trustedForAdmins: ca.trustedForAdmins,
     tags: ca.tags as Prisma.InputJsonObject,
   };
 }

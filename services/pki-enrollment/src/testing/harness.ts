@@ -30,9 +30,10 @@ export class FakeDirectory implements IdentityDirectory {
   /** The next authenticator/identity creation fails with this error. */
   failNext?: ApiError;
 
-  add(name: string): IdentityRef {
+  /** An identity identity-auth would know; not privileged unless `privilege` says so. */
+  add(name: string, privilege: IdentityRef['privilege'] = { isAdmin: false, isDefaultAdmin: false, permissions: [] }): IdentityRef {
     const id = shortId();
-    this.identities.set(id, { id, name });
+    this.identities.set(id, { id, name, privilege });
     return { id, name };
   }
 
@@ -50,6 +51,11 @@ export class FakeDirectory implements IdentityDirectory {
   async getIdentity(id: string) {
     if (this.notImplemented) return 'unknown' as const;
     return this.identities.get(id) ?? null;
+  }
+
+  async getIdentities(ids: readonly string[]) {
+    if (this.notImplemented) return 'unknown' as const;
+    return new Map(ids.flatMap((id) => (this.identities.has(id) ? [[id, this.identities.get(id)!] as const] : [])));
   }
 
   async createCertAuthenticator(req: { identityId: string; certPem: string; fingerprint: string; isIssuedByNetwork: boolean; caId?: string }) {

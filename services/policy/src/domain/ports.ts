@@ -332,7 +332,8 @@ export interface RouterIdentities {
  * unavailable or does not serve it (the lists then render the projection's fields).
  */
 export interface IdentityViews {
-  render(ids: readonly string[]): Promise<Map<string, Record<string, unknown>> | null>;
+  /** `caller`: who reads the list (identity-auth shows it an enrollment's secrets only when it may use them). */
+  render(ids: readonly string[], caller?: { isAdmin: boolean; isDefaultAdmin: boolean; permissions: string[] }): Promise<Map<string, Record<string, unknown>> | null>;
 }
 
 /** One evaluated posture check, as the posture context answers. */

@@ -191,10 +191,11 @@ export function identityAuthRouterIdentities(source: AddressSource, log: (m: str
 export function identityAuthIdentityViews(source: AddressSource, log: (m: string) => void): import('../domain/ports.js').IdentityViews & { close(): void } {
   const rpc = new Optional(source, (a) => grpcClient(IdentityAuthServiceClient, a, 'policy'), log);
   return {
-    async render(ids) {
+    async render(ids, caller) {
       if (ids.length === 0) return new Map();
+      const who = { callerIsAdmin: !!caller && (caller.isAdmin || caller.isDefaultAdmin), callerPermissions: [...(caller?.permissions ?? [])] };
       const res = await rpc.call<RenderIdentitiesResponse>('RenderIdentities', (c, deadline, cb) =>
-        c.renderIdentities({ identityIds: [...ids] }, new Metadata(), { deadline }, cb),
+        c.renderIdentities({ identityIds: [...ids], ...who }, new Metadata(), { deadline }, cb),
       ).catch((err: unknown) => {
         log(`policy: RenderIdentities failed: ${String(err)}`);
         return null;

@@ -1,5 +1,5 @@
 import { createdEnvelope, dataEnvelope, emptyEnvelope } from '@ziti/errors';
-import type { Handler, HandlerResult } from '@ziti/http-kit';
+import type { Caller, Handler, HandlerResult } from '@ziti/http-kit';
 import type { AccessManager } from '../domain/access-manager.js';
 import type { IdentityRecord, ListRequest, Page, PostureCheckRecord } from '../domain/model.js';
 import type { PolicyManager, PolicyTypes } from '../domain/policy-manager.js';
@@ -54,11 +54,12 @@ export class PolicyRenderer {
    * paging over the projection), and each item is identity-auth's own `identityDetail` of it, the
    * one GET /identities answers (one `RenderIdentities` call per page). An identity identity-auth
    * does not know (a router's local identity), or every item when identity-auth is unavailable, is
-   * rendered from the projection, with the fields only identity-auth knows empty.
+   * rendered from the projection, with the fields only identity-auth knows empty. identity-auth
+   * shows `caller` an enrollment's secrets only when it may use them.
    */
-  async identityPage(req: ListRequest, scope: ListScope): Promise<HandlerResult> {
+  async identityPage(req: ListRequest, scope: ListScope, caller: Caller | undefined): Promise<HandlerResult> {
     const page = await this.identities(req, scope);
-    const rendered = page.items.length > 0 && this.identityViews ? await this.identityViews.render(page.items.map((i) => i.id)) : null;
+    const rendered = page.items.length > 0 && this.identityViews ? await this.identityViews.render(page.items.map((i) => i.id), caller) : null;
     return listResult(page, (i) => rendered?.get(i.id) ?? identityDetail(i));
   }
 
@@ -108,7 +109,7 @@ export function policyHandlers(policies: PolicyManager, render: PolicyRenderer, 
 
     async listServicePolicyIdentities(ctx) {
       await policies.policy('sp', id(ctx));
-      return render.identityPage(listRequest(ctx), { of: 'linked', link: 'sp-identities', ownerId: id(ctx) });
+      return render.identityPage(listRequest(ctx), { of: 'linked', link: 'sp-identities', ownerId: id(ctx) }, ctx.principal);
     },
     async listServicePolicyServices(ctx) {
       await policies.policy('sp', id(ctx));
@@ -124,7 +125,7 @@ export function policyHandlers(policies: PolicyManager, render: PolicyRenderer, 
     },
     async listEdgeRouterPolicyIdentities(ctx) {
       await policies.policy('erp', id(ctx));
-      return render.identityPage(listRequest(ctx), { of: 'linked', link: 'erp-identities', ownerId: id(ctx) });
+      return render.identityPage(listRequest(ctx), { of: 'linked', link: 'erp-identities', ownerId: id(ctx) }, ctx.principal);
     },
     async listServiceEdgeRouterPolicyEdgeRouters(ctx) {
       await policies.policy('serp', id(ctx));

@@ -91,7 +91,7 @@ export function routerHandlers(
     },
     async listEdgeRouterIdentities(ctx) {
       await routers.router('edge-routers', id(ctx));
-      return render.identityPage(listRequest(ctx), { of: 'linked', link: 'router-identities', ownerId: id(ctx) });
+      return render.identityPage(listRequest(ctx), { of: 'linked', link: 'router-identities', ownerId: id(ctx) }, ctx.principal);
     },
     async listEdgeRouterEdgeRouterPolicies(ctx) {
       await routers.router('edge-routers', id(ctx));

@@ -98,7 +98,7 @@ export function serviceHandlers(
     },
     async listServiceIdentities(ctx) {
       await services.service(id(ctx));
-      return render.identityPage(listRequest(ctx), { of: 'service-identities', id: id(ctx), policyType: policyType(ctx) });
+      return render.identityPage(listRequest(ctx), { of: 'service-identities', id: id(ctx), policyType: policyType(ctx) }, ctx.principal);
     },
 
     async listTerminators(ctx) {

@@ -2,6 +2,7 @@ import { ApiError } from '@ziti/errors';
 import { shortId } from '@ziti/http-kit';
 import type { ExternalJwtSigner, ExternalJwtSignerFields } from '../auth-model.js';
 import { referencedError } from '../auth-policy-manager.js';
+import type { Actor } from '../identity-rules.js';
 import type { ListRequest, Page } from '../model.js';
 import type { OutboundUrlCheck, Transaction, UnitOfWork } from '../ports.js';
 import { type SignerInput, checkSigner, fullSigner, patchedSigner } from './signer-rules.js';
@@ -26,24 +27,25 @@ export class SignerManager {
     return s;
   }
 
-  async create(input: SignerInput): Promise<string> {
+  /** `actor`: who writes; a non-admin's signer is not trusted to log in privileged identities. */
+  async create(actor: Actor, input: SignerInput): Promise<string> {
     const fields = fullSigner(input);
     const cert = checkSigner(fields);
     if (fields.jwksEndpoint) await this.checkUrl('jwksEndpoint', fields.jwksEndpoint);
     const id = shortId();
     await this.uow.run(async (tx) => {
       await checkPolicyRef(tx, fields);
-      await tx.signers.create(id, fields, cert);
+      await tx.signers.create(id, fields, cert, actor.isAdmin);
     });
     return id;
   }
 
-  update(id: string, input: SignerInput): Promise<void> {
-    return this.change(id, () => fullSigner(input));
+  update(actor: Actor, id: string, input: SignerInput): Promise<void> {
+    return this.change(actor, id, () => fullSigner(input));
   }
 
-  patch(id: string, input: SignerInput): Promise<void> {
-    return this.change(id, (current) => patchedSigner(current, input));
+  patch(actor: Actor, id: string, input: SignerInput): Promise<void> {
+    return this.change(actor, id, (current) => patchedSigner(current, input));
   }
 
   /** A signer named by an auth policy (allowed or required) is referenced: 409. */
@@ -59,9 +61,10 @@ export class SignerManager {
 
   /**
    * Principals of sessions that need this signer as second factor are never cached (they depend on
-   * each request's bearer token), so a change takes effect on the very next request.
+   * each request's bearer token), so a change takes effect on the very next request. A change by a
+   * non-admin withdraws the signer's trust for privileged identities; an admin's change restores it.
    */
-  private async change(id: string, next: (current: ExternalJwtSignerFields) => ExternalJwtSignerFields): Promise<void> {
+  private async change(actor: Actor, id: string, next: (current: ExternalJwtSignerFields) => ExternalJwtSignerFields): Promise<void> {
     await this.uow.run(async (tx) => {
       await tx.lock('external-jwt-signers');
       const current = await tx.signers.findById(id);
@@ -70,7 +73,7 @@ export class SignerManager {
       const cert = checkSigner(fields);
       if (fields.jwksEndpoint) await this.checkUrl('jwksEndpoint', fields.jwksEndpoint);
       await checkPolicyRef(tx, fields);
-      await tx.signers.update(id, fields, cert);
+      await tx.signers.update(id, fields, cert, actor.isAdmin);
     });
   }
 }
