@@ -9,6 +9,7 @@ export const INTERNAL_RPC_CALLERS: Readonly<Record<string, readonly ContextName[
   // identity-auth
   '/ziti.v1.IdentityAuthService/ResolveApiSession': ['gateway'],
   '/ziti.v1.IdentityAuthService/GetIdentity': ['pki-enrollment', 'posture'],
+  '/ziti.v1.IdentityAuthService/GetIdentities': ['pki-enrollment'],
   '/ziti.v1.IdentityAuthService/CreateCertAuthenticator': ['pki-enrollment'],
   '/ziti.v1.IdentityAuthService/CreateUpdbAuthenticator': ['pki-enrollment'],
   '/ziti.v1.IdentityAuthService/CreateIdentityFromCa': ['pki-enrollment'],

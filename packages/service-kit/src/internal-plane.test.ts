@@ -169,3 +169,15 @@ describe('secrets from the environment', () => {
     }
   });
 });
+
+describe('the table of internal callers', () => {
+  it('names the callers of every method the contexts serve, and no method that does not exist', () => {
+    const proto = require('@ziti/proto') as Record<string, unknown>;
+    const served = Object.entries(proto)
+      .filter(([name, v]) => name.endsWith('ServiceService') && typeof v === 'object' && v !== null)
+      .flatMap(([, def]) => Object.values(def as Record<string, { path: string }>).map((m) => m.path));
+    expect(served.length).toBeGreaterThan(30);
+    expect(served.filter((p) => !(p in INTERNAL_RPC_CALLERS))).toEqual([]);
+    expect(Object.keys(INTERNAL_RPC_CALLERS).filter((p) => !served.includes(p))).toEqual([]);
+  });
+});
