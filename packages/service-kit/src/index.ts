@@ -44,4 +44,4 @@ export { type ContextConfig, contextConfig, peerAddress } from './context-config
 export { CONTEXT_NAMES, type ContextName, InternalCredentials, InternalTlsError, type InternalTlsMaterial, checkInternalMaterial, expectServer, holdInternalCredentials, holdsInternalCredentials, internalCredentials, isContextName, peerContext, readInternalTlsDir, watchInternalTlsDir } from './internal-tls.js';
 export { type InternalPki, createInternalIdentities, createInternalPki, holdProcessIdentities, writeInternalPki } from './internal-pki.js';
 export { INTERNAL_RPC_CALLERS, INTERNAL_SERVICE_OWNERS, mayCall } from './internal-acl.js';
-export { type InternalResponse, internalRequest } from './internal-client.js';
+export { type InternalResponse, internalFetch, internalRequest, internalRpc, internalTestClient } from './internal-client.js';

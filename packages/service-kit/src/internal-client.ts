@@ -1,10 +1,14 @@
+import type { ChannelCredentials, ServiceDefinition } from '@grpc/grpc-js';
 import { request } from 'node:https';
+import { internalChannelCredentials } from './in-process.js';
+import { INTERNAL_RPC_CALLERS } from './internal-acl.js';
 import { type ContextName, internalCredentials } from './internal-tls.js';
 
 export interface InternalResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  raw: Buffer;
   /** The body parsed as JSON, or null when it is not JSON. */
   json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
@@ -14,7 +18,7 @@ export interface InternalResponse {
  * no client certificate at all (`as: null`); the server is checked against the internal CA only.
  * For tests and probes of the internal plane, never on a hot path (a new connection each time).
  */
-export function internalRequest(url: string, opts: { as: ContextName | null; method?: string; body?: string; headers?: Record<string, string> }): Promise<InternalResponse> {
+export function internalRequest(url: string, opts: { as: ContextName | null; method?: string; body?: string | Buffer; headers?: Record<string, string> }): Promise<InternalResponse> {
   const trust = internalCredentials(opts.as ?? 'gateway').tlsOptions();
   const identity = opts.as ? { cert: trust.cert, key: trust.key } : {};
   return new Promise((resolve, reject) => {
@@ -22,17 +26,84 @@ export function internalRequest(url: string, opts: { as: ContextName | null; met
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
+        const raw = Buffer.concat(chunks);
+        const text = raw.toString();
         let json: unknown = null;
         try {
           json = JSON.parse(text);
         } catch {
           json = null;
         }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, raw, json });
       });
     });
     req.on('error', reject);
     req.end(opts.body);
   });
+}
+
+/**
+ * `fetch` for an internal listener, as context `as` (default the gateway, the one caller of the
+ * contexts' HTTP ports): the same arguments, a standard `Response`. For tests.
+ */
+export async function internalFetch(url: string, init: { method?: string; headers?: Record<string, string> | Headers; body?: string | Buffer | null; redirect?: string } = {}, as: ContextName | null = 'gateway'): Promise<Response> {
+  const headers = init.headers instanceof Headers ? Object.fromEntries(init.headers.entries()) : init.headers;
+  const res = await internalRequest(url, { as, method: init.method, headers, body: init.body ?? undefined });
+  const out = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) out.append(name, v);
+  }
+  const empty = res.status === 204 || res.status === 304 || (init.method ?? 'GET').toUpperCase() === 'HEAD';
+  return new Response(empty ? null : res.raw, { status: res.status, headers: out });
+}
+
+type GrpcCtor<C> = { new (address: string, creds: ChannelCredentials, options?: object): C; service: ServiceDefinition };
+
+/**
+ * Calls a context's gRPC server over the network as whichever context `INTERNAL_RPC_CALLERS`
+ * allows first for each method (one client per caller): for tests of a context's RPCs, which
+ * stand in for several callers at once. `call` rejects with the grpc-js error.
+ */
+export function internalRpc<C>(Ctor: GrpcCtor<C>, address: string, server: ContextName): { call<Res>(method: keyof C & string, req: object): Promise<Res>; close(): void } {
+  const clients = new Map<ContextName, C>();
+  const clientFor = (caller: ContextName) => {
+    let c = clients.get(caller);
+    if (!c) clients.set(caller, (c = new Ctor(address, internalChannelCredentials(caller, server), { 'grpc.ssl_target_name_override': server })));
+    return c;
+  };
+  return {
+    call<Res>(method: keyof C & string, req: object) {
+      const def = Object.entries(Ctor.service).find(([name, d]) => name === method || d.originalName === method)?.[1];
+      const caller = def ? INTERNAL_RPC_CALLERS[def.path]?.[0] : undefined;
+      if (!caller) return Promise.reject(new Error(`no context may call ${method}`));
+      const client = clientFor(caller) as Record<string, (r: object, cb: (e: Error | null, r: Res) => void) => void>;
+      return new Promise<Res>((resolve, reject) => client[method]!.call(client, req, (e, r) => (e ? reject(e) : resolve(r))));
+    },
+    close: () => clients.forEach((c) => (c as { close(): void }).close()),
+  };
+}
+
+/**
+ * A stand-in for a generated client of a context's gRPC service whose every method is called over
+ * the network as the context `INTERNAL_RPC_CALLERS` allows first for it: for tests that exercise
+ * RPCs of several callers with one object. Same methods and signatures as the generated client.
+ */
+export function internalTestClient<C>(Ctor: GrpcCtor<C>, address: string, server: ContextName): C {
+  const clients = new Map<ContextName, C>();
+  const clientFor = (caller: ContextName) => {
+    let c = clients.get(caller);
+    if (!c) clients.set(caller, (c = new Ctor(address, internalChannelCredentials(caller, server), { 'grpc.ssl_target_name_override': server })));
+    return c as Record<string, (...args: unknown[]) => unknown>;
+  };
+  const out: Record<string, unknown> = { close: () => clients.forEach((c) => (c as { close(): void }).close()) };
+  for (const [name, def] of Object.entries(Ctor.service)) {
+    const caller = INTERNAL_RPC_CALLERS[def.path]?.[0] ?? 'gateway';
+    const call = (...args: unknown[]) => {
+      const c = clientFor(caller);
+      return c[name]!.apply(c, args);
+    };
+    out[name] = call;
+    if (def.originalName) out[def.originalName] = call;
+  }
+  return out as C;
 }

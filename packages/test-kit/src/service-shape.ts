@@ -1,4 +1,3 @@
-import { credentials } from '@grpc/grpc-js';
 import { type DumpSchemaChunk, type HealthCheckResponse, HealthServiceClient, MaintenanceServiceClient } from '@ziti/proto';
 import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -7,6 +6,14 @@ import { testInfra } from './infra.js';
 /** What the shared shape test needs from a context. */
 export interface ServiceShapeSubject {
   name: string;
+  /**
+   * How a test reaches the context's internal listeners (the gateway's identity for HTTP, each
+   * method's caller for gRPC): `@ziti/service-kit`'s `internalFetch` and `internalTestClient`.
+   */
+  internal: {
+    fetch(url: string): Promise<Response>;
+    client<C>(Ctor: { new (address: string, ...rest: never[]): C; service: object }, address: string): C;
+  };
   schema: string;
   runMigrations(databaseUrl: string): Promise<string[]>;
   /** Every migration, in the order the first run applies them. */
@@ -49,14 +56,14 @@ export function describeServiceShape(subject: ServiceShapeSubject): void {
     it('serves health, readiness, the 404 envelope and gRPC health, then stops', async () => {
       const service = await subject.start(db.url);
       try {
-        expect((await fetch(`${service.httpUrl}/healthz`)).status).toBe(200);
-        const ready = await fetch(`${service.httpUrl}/readyz`);
+        expect((await subject.internal.fetch(`${service.httpUrl}/healthz`)).status).toBe(200);
+        const ready = await subject.internal.fetch(`${service.httpUrl}/readyz`);
         expect([ready.status, await ready.json()]).toEqual([200, { service: subject.name, ready: true }]);
-        const missing = await fetch(`${service.httpUrl}/edge/management/v1/no-such-thing`);
+        const missing = await subject.internal.fetch(`${service.httpUrl}/edge/management/v1/no-such-thing`);
         expect(missing.status).toBe(404);
         expect(((await missing.json()) as { error: unknown }).error).toMatchObject({ code: 'NOT_FOUND' });
 
-        const client = new HealthServiceClient(service.grpcAddress, credentials.createInsecure());
+        const client = subject.internal.client(HealthServiceClient, service.grpcAddress);
         const health = await new Promise<HealthCheckResponse>((resolve, reject) =>
           client.check({}, (err, res) => (err ? reject(err) : resolve(res))),
         );
@@ -69,7 +76,7 @@ export function describeServiceShape(subject: ServiceShapeSubject): void {
 
     it('serves the MaintenanceService: entity counts and a dump of its own schema', async () => {
       const service = await subject.start(db.url);
-      const client = new MaintenanceServiceClient(service.grpcAddress, credentials.createInsecure());
+      const client = subject.internal.client(MaintenanceServiceClient, service.grpcAddress);
       try {
         const { counts } = await new Promise<{ counts: Record<string, number> }>((resolve, reject) =>
           client.countEntities({}, (err, res) => (err ? reject(err) : resolve(res))),

@@ -150,7 +150,7 @@ describe('gateway: OIDC pass-through, bearer sessions and advertising', () => {
           sendJson(res, { ok: true });
         });
       };
-      const listener = await listenHttp(app, '127.0.0.1', 0);
+      const listener = await listenHttp(app, '127.0.0.1', 0, 'identity-auth');
       const local = await startGateway({
         bus, cache, internalSecret: SECRET, listen: { host: '127.0.0.1', port: 0 }, dataDir, upstreams: { 'identity-auth': listener.url },
         identityAuthGrpc: identityAuth.address, log: () => undefined,

@@ -1,4 +1,5 @@
-import { type ServiceError, credentials, status } from '@grpc/grpc-js';
+import { internalTestClient } from '@ziti/service-kit';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import { HealthServiceClient } from '@ziti/proto';
 import { fromGrpcError } from '@ziti/errors';
 import { principalCacheKey, tokenHash } from '@ziti/http-kit';
@@ -271,7 +272,7 @@ describe('authenticate, current API session and token resolution', () => {
   });
 
   it('answers the gRPC health check and the HTTP probes', async () => {
-    const client = new HealthServiceClient(h.service.grpcAddress, credentials.createInsecure());
+    const client = internalTestClient(HealthServiceClient, h.service.grpcAddress, 'identity-auth');
     try {
       const res = await new Promise((resolve, reject) => client.check({}, (err, r) => (err ? reject(err) : resolve(r))));
       expect(res).toEqual({ service: 'identity-auth', ready: true });

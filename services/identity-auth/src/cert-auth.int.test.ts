@@ -1,5 +1,6 @@
+import { internalTestClient } from '@ziti/service-kit';
 import { X509Certificate } from 'node:crypto';
-import { type ServiceError, credentials } from '@grpc/grpc-js';
+import { type ServiceError } from '@grpc/grpc-js';
 import { fromGrpcError } from '@ziti/errors';
 import { CLIENT_CERT_HEADER, type RequestPrincipal, signClientCertChain } from '@ziti/http-kit';
 import { IdentityAuthServiceClient } from '@ziti/proto';
@@ -35,7 +36,7 @@ describe('certificates and enrollments (pki-enrollment phase 2)', () => {
     pki = await startFakePki();
     h = await Harness.start({ pkiEnrollmentGrpc: pki.address });
     admin = (await h.login()).principal;
-    grpc = new IdentityAuthServiceClient(h.service.grpcAddress, credentials.createInsecure());
+    grpc = internalTestClient(IdentityAuthServiceClient, h.service.grpcAddress, 'identity-auth');
   });
   afterAll(async () => {
     grpc?.close();

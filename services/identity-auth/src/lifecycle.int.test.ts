@@ -1,4 +1,5 @@
-import { credentials } from '@grpc/grpc-js';
+import { internalTestClient } from '@ziti/service-kit';
+
 import { fromGrpcError } from '@ziti/errors';
 import { type RequestPrincipal, principalCacheKey, tokenHash } from '@ziti/http-kit';
 import { IdentityAuthServiceClient, type IdentityInfo } from '@ziti/proto';
@@ -142,7 +143,7 @@ describe('identity lifecycle, projection to the policy context, role attributes'
   it('serves GetIdentity and GetIdentities over gRPC (with the admin flags and permissions)', async () => {
     const user = await h.createUser(admin, { roleAttributes: ['grpc'], externalId: 'ext-grpc' });
     const holder = await h.createUser(admin, { permissions: ['service.read'] });
-    const client = new IdentityAuthServiceClient(h.service.grpcAddress, credentials.createInsecure());
+    const client = internalTestClient(IdentityAuthServiceClient, h.service.grpcAddress, 'identity-auth');
     const get = (identityId: string) =>
       new Promise<IdentityInfo>((resolve, reject) => client.getIdentity({ identityId }, (err, res) => (err ? reject(err) : resolve(res))));
     try {

@@ -1,4 +1,5 @@
-import { credentials } from '@grpc/grpc-js';
+import { internalTestClient } from '@ziti/service-kit';
+
 import type { RequestPrincipal } from '@ziti/http-kit';
 import { type DeleteRouterIdentityResponse, IdentityAuthServiceClient, type IdentityInfo } from '@ziti/proto';
 import { type FakePolicy, startFakePolicy } from './testing/fake-policy.js';
@@ -14,7 +15,7 @@ describe('router identities (EnsureRouterIdentity, DeleteRouterIdentity)', () =>
     policy = await startFakePolicy();
     h = await Harness.start({ policyGrpc: () => policy.address });
     admin = (await h.login()).principal;
-    client = new IdentityAuthServiceClient(h.service.grpcAddress, credentials.createInsecure());
+    client = internalTestClient(IdentityAuthServiceClient, h.service.grpcAddress, 'identity-auth');
   });
   afterAll(async () => {
     client?.close();

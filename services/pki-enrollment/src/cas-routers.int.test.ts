@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { credentials } from '@grpc/grpc-js';
+import { internalRpc } from '@ziti/service-kit';
 import { newChangeEvent } from '@ziti/messaging';
 import { PkiEnrollmentServiceClient, type RouterEnrollment, type VerifyClientCertificateResponse } from '@ziti/proto';
 import { decodeJwt, jwtVerify } from 'jose';
@@ -11,14 +11,12 @@ const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
 
 describe('CAs, client certificates, routers and API-session certificates', () => {
   let t: TestService;
-  let grpc: PkiEnrollmentServiceClient;
-  const rpc = <Res>(method: keyof PkiEnrollmentServiceClient, req: object) =>
-    new Promise<Res>((resolve, reject) =>
-      (grpc[method] as unknown as (r: object, cb: (e: Error | null, r: Res) => void) => void).call(grpc, req, (e, r) => (e ? reject(e) : resolve(r))),
-    );
+  // Each method called as the context that calls it in the controller.
+  let grpc: ReturnType<typeof internalRpc<PkiEnrollmentServiceClient>>;
+  const rpc = <Res>(method: keyof PkiEnrollmentServiceClient & string, req: object) => grpc.call<Res>(method, req);
   beforeAll(async () => {
     t = await startTestService();
-    grpc = new PkiEnrollmentServiceClient(t.grpcAddress, credentials.createInsecure());
+    grpc = internalRpc(PkiEnrollmentServiceClient, t.grpcAddress, 'pki-enrollment');
   });
   afterAll(async () => {
     grpc?.close();
@@ -87,7 +85,7 @@ describe('CAs, client certificates, routers and API-session certificates', () =>
       const { id } = await createdVerifiedCa();
       const jwt = await call(t.url, { path: `/cas/${id}/jwt`, principal: admin });
       expect(jwt.headers.get('content-type')).toBe('application/jwt');
-      const signing = await rpc<{ certPem: string }>('getSigningKey', {});
+      const signing = await rpc<{ certPem: string }>('getSigningCertificate', {});
       const { payload } = await jwtVerify(jwt.text, new X509Certificate(signing.certPem).publicKey, { audience: 'openziti-enroller' });
       expect(payload).toEqual({ em: 'ca', iss: 'https://ctrl.example.test:1280/', sub: id, jti: id, aud: ['openziti-enroller'] });
 

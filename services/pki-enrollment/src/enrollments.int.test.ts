@@ -1,8 +1,8 @@
 import { X509Certificate } from 'node:crypto';
-import { credentials } from '@grpc/grpc-js';
+import { internalChannelCredentials, internalFetch, internalRpc } from '@ziti/service-kit';
 import { newChangeEvent } from '@ziti/messaging';
 import { fromGrpcError } from '@ziti/errors';
-import { type Enrollment as EnrollmentMsg, PkiEnrollmentServiceClient, type SignedCertificate, type SigningKey } from '@ziti/proto';
+import { type Enrollment as EnrollmentMsg, PkiEnrollmentServiceClient, type SignedCertificate, type SigningCertificate } from '@ziti/proto';
 import { createTestCa } from './testing/certs.js';
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { Client } from 'pg';
@@ -15,12 +15,12 @@ const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
 
 describe('enrollments and the enroll flows', () => {
   let t: TestService;
-  let signing: SigningKey;
+  let signing: SigningCertificate;
   let pg: Client;
   beforeAll(async () => {
     t = await startTestService();
-    const client = new PkiEnrollmentServiceClient(t.grpcAddress, credentials.createInsecure());
-    signing = await new Promise((resolve, reject) => client.getSigningKey({}, (err, res) => (err ? reject(err) : resolve(res))));
+    const client = internalRpc(PkiEnrollmentServiceClient, t.grpcAddress, 'pki-enrollment');
+    signing = await client.call<SigningCertificate>('getSigningCertificate', {});
     client.close();
     pg = new Client({ connectionString: t.databaseUrl });
     await pg.connect();
@@ -175,7 +175,7 @@ describe('enrollments and the enroll flows', () => {
     });
 
     async function rootPem(): Promise<string> {
-      const res = await fetch(`${t.url}/edge/client/v1/.well-known/est/cacerts`);
+      const res = await internalFetch(`${t.url}/edge/client/v1/.well-known/est/cacerts`);
       expect(res.headers.get('content-type')).toBe('application/pkcs7-mime');
       expect(res.headers.get('content-transfer-encoding')).toBe('base64');
       const { rows } = await pg.query(`SELECT cert_pem FROM pki_enrollment.pki_material WHERE name = 'root'`);
@@ -266,7 +266,7 @@ describe('enrollments and the enroll flows', () => {
   describe('over gRPC (what identity-auth calls)', () => {
     let client: PkiEnrollmentServiceClient;
     beforeAll(() => {
-      client = new PkiEnrollmentServiceClient(t.grpcAddress, credentials.createInsecure());
+      client = new PkiEnrollmentServiceClient(t.grpcAddress, internalChannelCredentials('identity-auth', 'pki-enrollment'));
     });
     afterAll(() => client?.close());
     const rpc = <Res>(method: 'createEnrollment' | 'listEnrollments' | 'signIdentityCsr' | 'deleteIdentityEnrollments' | 'deleteEnrollment', req: object) =>

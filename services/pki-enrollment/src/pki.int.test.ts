@@ -1,8 +1,10 @@
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { X509Certificate, createPublicKey } from 'node:crypto';
 import { connect, createServer } from 'node:tls';
-import { credentials } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { createInProcessBus, createMemoryCache } from '@ziti/messaging';
-import { PkiEnrollmentServiceClient, type ServerCredentials, type SigningKey } from '@ziti/proto';
+import { PkiEnrollmentServiceClient, type ServerCertificate, type SigningCertificate } from '@ziti/proto';
+import { type ContextName, internalChannelCredentials, internalRequest } from '@ziti/service-kit';
+import { EDGE_SERVER_KEY_PURPOSE, deriveEcKey } from '@ziti/x509';
 import { type TestDatabase, createTestDatabase, testInfra } from '@ziti/test-kit';
 import { decodeProtectedHeader, decodeJwt, jwtVerify } from 'jose';
 import { Client } from 'pg';
@@ -11,7 +13,9 @@ import { ControllerPki } from './domain/pki.js';
 import { runMigrations, startService, type RunningService } from './index.js';
 import { openDatabase } from './store/db.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
-import { FakeDirectory, SECRET } from './testing/harness.js';
+import { FakeDirectory, SECRET, SERVER_KEY_SECRET } from './testing/harness.js';
+
+const pkiOptions = { serverKey: deriveEcKey(SERVER_KEY_SECRET, EDGE_SERVER_KEY_PURPOSE) };
 
 // The generated client methods are overloaded, so the callback's type is given at each call site.
 const unary = <Req, Res>(fn: (...args: any[]) => unknown, req: Req) =>
@@ -34,11 +38,11 @@ describe('controller PKI', () => {
     const a = open();
     const b = open();
     try {
-      const [pa, pb] = await Promise.all([ControllerPki.open(a.uow, new KeyVault(SECRET)), ControllerPki.open(b.uow, new KeyVault(SECRET))]);
+      const [pa, pb] = await Promise.all([ControllerPki.open(a.uow, new KeyVault(SECRET), pkiOptions), ControllerPki.open(b.uow, new KeyVault(SECRET), pkiOptions)]);
       expect(pa.root.certPem).toBe(pb.root.certPem);
       expect(pa.intermediate.certPem).toBe(pb.intermediate.certPem);
       expect(pa.trustDomain).toBe(pb.trustDomain);
-      const again = await ControllerPki.open(a.uow, new KeyVault(SECRET));
+      const again = await ControllerPki.open(a.uow, new KeyVault(SECRET), pkiOptions);
       expect(again.root.certPem).toBe(pa.root.certPem);
 
       const root = new X509Certificate(pa.root.certPem);
@@ -67,7 +71,7 @@ describe('controller PKI', () => {
     }
     const c = open();
     try {
-      await expect(ControllerPki.open(c.uow, new KeyVault('another-secret'))).rejects.toThrow(/ZITI_PKI_KEY/);
+      await expect(ControllerPki.open(c.uow, new KeyVault('another-secret'), pkiOptions)).rejects.toThrow(/ZITI_PKI_KEY/);
     } finally {
       await c.database.close();
     }
@@ -75,40 +79,49 @@ describe('controller PKI', () => {
 
   describe('over gRPC', () => {
     let service: RunningService;
-    let client: PkiEnrollmentServiceClient;
+    const clients: PkiEnrollmentServiceClient[] = [];
+    // A client calling as `caller` (its internal certificate), over the network.
+    const as = (caller: ContextName) => {
+      const c = new PkiEnrollmentServiceClient(service.grpcAddress, internalChannelCredentials(caller, 'pki-enrollment'));
+      clients.push(c);
+      return c;
+    };
+    const serverKey = deriveEcKey(SERVER_KEY_SECRET, EDGE_SERVER_KEY_PURPOSE);
+    const publicKeyPem = createPublicKey(serverKey).export({ type: 'spki', format: 'pem' }).toString();
     beforeAll(async () => {
       service = await startService({
-        databaseUrl: db.url, bus: createInProcessBus(), cache: createMemoryCache(), internalSecret: SECRET,
+        databaseUrl: db.url, bus: createInProcessBus(), cache: createMemoryCache(), internalSecret: SECRET, serverKeySecret: SERVER_KEY_SECRET,
         http: { host: '127.0.0.1', port: 0 }, grpc: { host: '127.0.0.1', port: 0 }, identityDirectory: new FakeDirectory(), log: () => undefined,
       });
-      client = new PkiEnrollmentServiceClient(service.grpcAddress, credentials.createInsecure());
     });
     afterAll(async () => {
-      client?.close();
+      clients.forEach((c) => c.close());
       await service?.stop();
     });
 
-    it('GetServerCredentials: a key and a chain to the root covering the requested names, stable until more names are needed', async () => {
-      const creds = await unary<object, ServerCredentials>(client.getServerCredentials.bind(client), { sans: ['ctrl.example.test'], advertisedAddress: 'ctrl.example.test:1280' });
+    it('IssueServerCertificate: a chain to the root for the gateway\'s own key, covering the requested names, stable until more names are needed', async () => {
+      const gateway = as('gateway');
+      const issue = (sans: string[]) => unary<object, ServerCertificate>(gateway.issueServerCertificate.bind(gateway), { sans, advertisedAddress: 'ctrl.example.test:1280', publicKeyPem });
+      const creds = await issue(['ctrl.example.test']);
+      expect(JSON.stringify(creds)).not.toContain('PRIVATE KEY');
       const [leafPem, intPem] = creds.certPem.split(/(?<=-----END CERTIFICATE-----\n)/);
       const leaf = new X509Certificate(leafPem!);
       const int = new X509Certificate(intPem!);
       const root = new X509Certificate(creds.rootCaPem);
       expect(leaf.checkIssued(int) && leaf.verify(int.publicKey) && int.verify(root.publicKey)).toBe(true);
-      expect(leaf.checkPrivateKey(createPrivateKey(creds.keyPem))).toBe(true);
+      expect(leaf.checkPrivateKey(serverKey)).toBe(true);
       expect(leaf.checkHost('ctrl.example.test')).toBe('ctrl.example.test');
       expect(leaf.checkIP('127.0.0.1')).toBe('127.0.0.1');
       expect(creds.caBundlePem).toBe(creds.rootCaPem + intPem);
 
-      const same = await unary<object, ServerCredentials>(client.getServerCredentials.bind(client), { sans: ['localhost'], advertisedAddress: 'ctrl.example.test:1280' });
-      expect(same.certPem).toBe(creds.certPem);
-      const more = await unary<object, ServerCredentials>(client.getServerCredentials.bind(client), { sans: ['other.example.test'], advertisedAddress: 'ctrl.example.test:1280' });
+      expect((await issue(['localhost'])).certPem).toBe(creds.certPem);
+      const more = await issue(['other.example.test']);
       const wider = new X509Certificate(more.certPem);
       expect(wider.checkHost('other.example.test')).toBe('other.example.test');
       expect(wider.checkHost('ctrl.example.test')).toBe('ctrl.example.test');
 
-      // a TLS client that trusts only the root accepts the served chain
-      const server = createServer({ key: more.keyPem, cert: more.certPem });
+      // a TLS client that trusts only the root accepts the chain served with the gateway's key
+      const server = createServer({ key: serverKey.export({ type: 'pkcs8', format: 'pem' }), cert: more.certPem });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
       try {
         const port = (server.address() as { port: number }).port;
@@ -125,22 +138,44 @@ describe('controller PKI', () => {
       }
     });
 
-    it('GetSigningKey: the server key, kid = SHA-1 of its certificate, ES256, the recorded issuer', async () => {
-      const key = await unary<object, SigningKey>(client.getSigningKey.bind(client), {});
-      const cert = new X509Certificate(key.certPem);
-      expect(key.kid).toBe(cert.fingerprint.replace(/:/g, '').toLowerCase());
-      expect(key.alg).toBe('ES256');
-      expect(key.issuer).toBe('https://ctrl.example.test:1280');
-      expect(cert.checkPrivateKey(createPrivateKey(key.keyPem))).toBe(true);
+    it('IssueServerCertificate: refuses a key that is not the one derived from the server key secret', async () => {
+      const gateway = as('gateway');
+      const other = createPublicKey(deriveEcKey('another-server-key-secret-of-32-chars', EDGE_SERVER_KEY_PURPOSE)).export({ type: 'spki', format: 'pem' }).toString();
+      await expect(unary(gateway.issueServerCertificate.bind(gateway), { sans: [], advertisedAddress: 'ctrl.example.test:1280', publicKeyPem: other })).rejects.toThrow(/ZITI_SERVER_KEY_SECRET/);
+    });
+
+    it('GetSigningCertificate: the signing certificate only, kid = SHA-1 of it, ES256, the recorded issuer', async () => {
+      const policy = as('policy');
+      const cert = await unary<object, SigningCertificate>(policy.getSigningCertificate.bind(policy), {});
+      expect(JSON.stringify(cert)).not.toContain('PRIVATE KEY');
+      const x = new X509Certificate(cert.certPem);
+      expect(cert.kid).toBe(x.fingerprint.replace(/:/g, '').toLowerCase());
+      expect(cert.alg).toBe('ES256');
+      expect(cert.issuer).toBe('https://ctrl.example.test:1280');
+      expect(x.checkPrivateKey(serverKey)).toBe(true);
+    });
+
+    it('SignSessionTokens: session tokens only, signed with the server key, for the session context only', async () => {
+      const session = as('session');
+      const input = { id: 'c1', serviceId: 's1', apiSessionId: 'as1', identityId: 'id1', sessionType: 'Dial', legacy: true, issuedAt: 1795341600, expiresAt: 1826877600 };
+      const { tokens } = await unary<object, { tokens: string[] }>(session.signSessionTokens.bind(session), { tokens: [input, { ...input, id: 'c2', sessionType: 'Bind' }] });
+      expect(tokens).toHaveLength(2);
+      const { payload, protectedHeader } = await jwtVerify(tokens[0]!, createPublicKey(serverKey));
+      expect(protectedHeader).toMatchObject({ alg: 'ES256', typ: 'JWT' });
+      expect(payload).toEqual({ iss: 'https://ctrl.example.test:1280', sub: 's1', aud: ['openziti'], iat: 1795341600, exp: 1826877600, jti: 'c1', z_asid: 'as1', z_iid: 'id1', z_t: 's', z_st: 'Dial', z_leg: true });
+      expect(decodeJwt(tokens[1]!)).toMatchObject({ jti: 'c2', z_st: 'Bind' });
+      await expect(unary(session.signSessionTokens.bind(session), { tokens: [{ ...input, sessionType: 'Enroll' }] })).rejects.toThrow(/Dial or Bind/);
+      const identityAuth = as('identity-auth');
+      await expect(unary(identityAuth.signSessionTokens.bind(identityAuth), { tokens: [input] })).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
     });
 
     it('signs the network JWT with the served certificate, with the issuer the gateway reported', async () => {
-      const res = await fetch(`${service.httpUrl}/edge/client/v1/network-jwts`);
-      const body = (await res.json()) as any;
-      const token = body.data[0].token as string;
-      const key = await unary<object, SigningKey>(client.getSigningKey.bind(client), {});
-      await jwtVerify(token, new X509Certificate(key.certPem).publicKey);
-      expect(decodeProtectedHeader(token).kid).toBe(key.kid);
+      const res = await internalRequest(`${service.httpUrl}/edge/client/v1/network-jwts`, { as: 'gateway' });
+      const token = res.json.data[0].token as string;
+      const policy = as('policy');
+      const cert = await unary<object, SigningCertificate>(policy.getSigningCertificate.bind(policy), {});
+      await jwtVerify(token, new X509Certificate(cert.certPem).publicKey);
+      expect(decodeProtectedHeader(token).kid).toBe(cert.kid);
       expect(decodeJwt(token)).toMatchObject({ em: 'network', iss: 'https://ctrl.example.test:1280/', sub: 'https://ctrl.example.test:1280/', aud: ['openziti-enroller'] });
     });
   });

@@ -1,9 +1,11 @@
 import { createInProcessBus, createMemoryCache } from '@ziti/messaging';
+import { internalFetch, internalTestClient } from '@ziti/service-kit';
 import { describeServiceShape } from '@ziti/test-kit';
 import { SCHEMA, SERVICE_NAME, runMigrations, startService } from './index.js';
 import { FakeDirectory } from './testing/harness.js';
 
 describeServiceShape({
+  internal: { fetch: (url) => internalFetch(url), client: (Ctor, address) => internalTestClient(Ctor as never, address, 'pki-enrollment') },
   name: SERVICE_NAME,
   schema: SCHEMA,
   runMigrations,
@@ -17,6 +19,7 @@ describeServiceShape({
       bus,
       cache,
       internalSecret: 'test-secret',
+      serverKeySecret: 'test-server-key-secret-of-32-characters',
       http: { host: '127.0.0.1', port: 0 },
       grpc: { host: '127.0.0.1', port: 0 },
       identityDirectory: new FakeDirectory(),

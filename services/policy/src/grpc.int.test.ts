@@ -1,4 +1,5 @@
-import { credentials, Metadata } from '@grpc/grpc-js';
+import { internalTestClient } from '@ziti/service-kit';
+import { Metadata } from '@grpc/grpc-js';
 import { createInProcessBus, createMemoryCache } from '@ziti/messaging';
 import { PolicyServiceClient } from '@ziti/proto';
 import { createTestDatabase, testInfra, type TestDatabase } from '@ziti/test-kit';
@@ -20,7 +21,7 @@ describe('PolicyService over gRPC', () => {
     db = await createTestDatabase((await testInfra()).databaseUrl);
     await runMigrations(db.url);
     service = await startService({ databaseUrl: db.url, bus, cache, internalSecret: 's', http: { host: '127.0.0.1', port: 0 }, grpc: { host: '127.0.0.1', port: 0 } });
-    client = new PolicyServiceClient(service.grpcAddress, credentials.createInsecure());
+    client = internalTestClient(PolicyServiceClient, service.grpcAddress, 'policy');
   });
   afterAll(async () => {
     client?.close();

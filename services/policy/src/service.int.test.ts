@@ -1,8 +1,10 @@
 import { createInProcessBus, createMemoryCache } from '@ziti/messaging';
+import { internalFetch, internalTestClient } from '@ziti/service-kit';
 import { describeServiceShape } from '@ziti/test-kit';
 import { SCHEMA, SERVICE_NAME, runMigrations, startService } from './index.js';
 
 describeServiceShape({
+  internal: { fetch: (url) => internalFetch(url), client: (Ctor, address) => internalTestClient(Ctor as never, address, 'policy') },
   name: SERVICE_NAME,
   schema: SCHEMA,
   runMigrations,

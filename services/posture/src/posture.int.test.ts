@@ -1,4 +1,5 @@
-import { type UntypedServiceImplementation, credentials } from '@grpc/grpc-js';
+import { internalFetch, internalTestClient } from '@ziti/service-kit';
+import { type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { type RequestPrincipal, signPrincipal } from '@ziti/http-kit';
 import { type ChangeEvent, type InProcessEventBus, createInProcessBus, createMemoryCache, newChangeEvent } from '@ziti/messaging';
 import {
@@ -48,7 +49,7 @@ beforeAll(async () => {
         getRoleAttributeUsage: (_c: unknown, cb: (e: null, r: unknown) => void) => cb(null, { usages: [] }),
       } as unknown as UntypedServiceImplementation,
     },
-  ]);
+  ], 'policy');
   bus = createInProcessBus();
   await bus.subscribeBroadcast('posture', ['>'], (e) => {
     events.push(e);
@@ -57,7 +58,7 @@ beforeAll(async () => {
     databaseUrl: db.url, bus, cache: createMemoryCache(), internalSecret: SECRET,
     http: { host: '127.0.0.1', port: 0 }, grpc: { host: '127.0.0.1', port: 0 }, policyGrpc: fake.address, log: () => undefined,
   });
-  client = new PostureServiceClient(service.grpcAddress, credentials.createInsecure());
+  client = internalTestClient(PostureServiceClient, service.grpcAddress, 'posture');
 });
 
 afterAll(async () => {
@@ -69,7 +70,7 @@ afterAll(async () => {
 });
 
 async function call(p: RequestPrincipal, method: string, path: string, body?: unknown, api = 'management') {
-  const res = await fetch(`${service.httpUrl}/edge/${api}/v1${path}`, {
+  const res = await internalFetch(`${service.httpUrl}/edge/${api}/v1${path}`, {
     method,
     headers: { 'x-ziti-principal': signPrincipal(SECRET, p, 'r'), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     body: body !== undefined ? JSON.stringify(body) : undefined,

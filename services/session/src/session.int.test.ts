@@ -1,3 +1,4 @@
+import { internalFetch } from '@ziti/service-kit';
 import { generateKeyPairSync } from 'node:crypto';
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { type RequestPrincipal, signPrincipal } from '@ziti/http-kit';
@@ -78,7 +79,7 @@ beforeAll(async () => {
           cb(null, { keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }), certPem: '', kid: 'ab12', alg: 'ES256', issuer: 'https://ctrl.example:1280' }),
       } as unknown as UntypedServiceImplementation,
     },
-  ]);
+  ], 'policy');
   bus = createInProcessBus();
   service = await startService({
     databaseUrl: db.url, bus, cache: createMemoryCache(), internalSecret: SECRET,
@@ -95,7 +96,7 @@ afterAll(async () => {
 });
 
 async function call(p: RequestPrincipal, method: string, path: string, body?: unknown, api = 'client') {
-  const res = await fetch(`${service.httpUrl}/edge/${api}/v1${path}`, {
+  const res = await internalFetch(`${service.httpUrl}/edge/${api}/v1${path}`, {
     method,
     headers: { 'x-ziti-principal': signPrincipal(SECRET, p, 'req1'), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     body: body !== undefined ? JSON.stringify(body) : undefined,

@@ -10,8 +10,8 @@ describe('watchContextReadiness', () => {
   it('is ready while every context answers ready, not while one answers not ready or cannot be reached', async () => {
     let policyReady = true;
     const servers: GrpcListener[] = await Promise.all([
-      startGrpcServer('127.0.0.1', 0, [healthService('policy', async () => policyReady)]),
-      startGrpcServer('127.0.0.1', 0, [healthService('session')]),
+      startGrpcServer('127.0.0.1', 0, [healthService('policy', async () => policyReady)], 'policy'),
+      startGrpcServer('127.0.0.1', 0, [healthService('session')], 'session'),
     ]);
     const [policy, session] = servers as [GrpcListener, GrpcListener];
     const watch = watchContextReadiness({ policy: policy.address, session: session.address }, 60_000);

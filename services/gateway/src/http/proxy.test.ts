@@ -1,7 +1,8 @@
 import { type IncomingMessage, type ServerResponse, createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type RequestPrincipal, handedOverPrincipal, readBody, readJsonBody, sendError, sendJson, verifyPrincipal } from '@ziti/http-kit';
-import { listenHttp, localHttpApp } from '@ziti/service-kit';
+import { createServer as createHttpsServer } from 'node:https';
+import { internalCredentials, internalServerOptions, listenHttp, localHttpApp } from '@ziti/service-kit';
 import { type ProxiedRequest, createUpstreamProxy, dispatchLocal, keepRepeatedHeaders } from './proxy.js';
 
 const response = (rawHeaders: string[], headers: Record<string, string>) => ({ rawHeaders, headers }) as unknown as IncomingMessage;
@@ -75,9 +76,10 @@ describe('a context in the same process', () => {
 
   it('answers exactly as the proxy does: method, path, body, length, forwarded headers and principal', async () => {
     // Not registered (plain listen): the proxy goes over the network.
-    const upstream = createServer(upstreamApp());
+    // A context's listener in another process: HTTPS with the session context's internal identity.
+    const upstream = createHttpsServer(internalServerOptions(internalCredentials('session')), upstreamApp());
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const upstreamUrl = `https://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
     expect(localHttpApp(upstreamUrl)).toBeUndefined();
     const proxy = createUpstreamProxy('session', upstreamUrl, SECRET, () => undefined);
     const viaProxy = await front((req, res, p) => proxy.handler(req, res, p));
@@ -122,9 +124,9 @@ describe('a context in the same process', () => {
   it('replaces the forwarding headers a caller sent with the one client address, on both paths', async () => {
     const echo = (req: IncomingMessage, res: ServerResponse) =>
       sendJson(res, Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-forwarded-') || k === 'forwarded' || k === 'x-real-ip')));
-    const upstream = createServer(echo);
+    const upstream = createHttpsServer(internalServerOptions(internalCredentials('session')), echo);
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const proxy = createUpstreamProxy('session', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, SECRET, () => undefined);
+    const proxy = createUpstreamProxy('session', `https://127.0.0.1:${(upstream.address() as AddressInfo).port}`, SECRET, () => undefined);
     const withClient = (client?: string) => (req: ProxiedRequest) => {
       if (client) req.zitiClientAddress = client;
       return req;
@@ -157,7 +159,7 @@ describe('a context in the same process', () => {
   });
 
   it('proxies over the network once the context no longer listens in this process', async () => {
-    const listener = await listenHttp(upstreamApp(), '127.0.0.1', 0);
+    const listener = await listenHttp(upstreamApp(), '127.0.0.1', 0, 'session');
     expect(localHttpApp(listener.url)).toBeDefined();
     await listener.close();
     expect(localHttpApp(listener.url)).toBeUndefined();

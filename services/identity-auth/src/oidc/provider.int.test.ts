@@ -1,5 +1,6 @@
+import { internalFetch, internalTestClient } from '@ziti/service-kit';
 import { X509Certificate, createHash, randomBytes } from 'node:crypto';
-import { type ServiceError, credentials } from '@grpc/grpc-js';
+import { type ServiceError } from '@grpc/grpc-js';
 import { fromGrpcError } from '@ziti/errors';
 import { CLIENT_CERT_HEADER, type RequestPrincipal, signClientCertChain } from '@ziti/http-kit';
 import { IdentityAuthServiceClient } from '@ziti/proto';
@@ -34,7 +35,7 @@ describe('OIDC provider', () => {
     pki = await startFakePki();
     h = await Harness.start({ pkiEnrollmentGrpc: pki.address });
     admin = (await h.login()).principal;
-    grpc = new IdentityAuthServiceClient(h.service.grpcAddress, credentials.createInsecure());
+    grpc = internalTestClient(IdentityAuthServiceClient, h.service.grpcAddress, 'identity-auth');
   });
   afterAll(async () => {
     grpc?.close();
@@ -54,7 +55,7 @@ describe('OIDC provider', () => {
       headers['content-type'] ??= 'application/x-www-form-urlencoded';
       body = opts.form;
     }
-    const res = await fetch(h.service.httpUrl + path, { method, headers, body, redirect: 'manual' });
+    const res = await internalFetch(h.service.httpUrl + path, { method, headers, body, redirect: 'manual' });
     const text = await res.text();
     let parsed: unknown;
     try {

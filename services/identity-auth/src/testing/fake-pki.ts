@@ -78,6 +78,6 @@ export async function startFakePki(): Promise<FakePki> {
   };
   const server: GrpcListener = await startGrpcServer('127.0.0.1', 0, [
     { definition: PkiEnrollmentServiceService, implementation: impl as UntypedServiceImplementation },
-  ]);
+  ], 'pki-enrollment');
   return Object.assign(fake, { address: server.address, stop: () => server.stop() }) as FakePki;
 }

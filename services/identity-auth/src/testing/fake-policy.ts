@@ -38,6 +38,6 @@ export async function startFakePolicy(): Promise<FakePolicy> {
   };
   const server: GrpcListener = await startGrpcServer('127.0.0.1', 0, [
     { definition: PolicyServiceService, implementation: impl as UntypedServiceImplementation },
-  ]);
+  ], 'policy');
   return Object.assign(fake, { address: server.address, stop: () => server.stop() });
 }

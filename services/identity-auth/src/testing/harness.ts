@@ -1,9 +1,9 @@
 // Integration-test harness (not compiled into dist): the real service on a fresh database, driven
 // as the gateway drives it (signed principals over HTTP, ResolveApiSession over gRPC).
+import { internalFetch, internalTestClient } from '@ziti/service-kit';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { credentials } from '@grpc/grpc-js';
 import { type RequestPrincipal, signPrincipal } from '@ziti/http-kit';
 import { type ChangeEvent, type InProcessEventBus, createInProcessBus, createMemoryCache } from '@ziti/messaging';
 import { IdentityAuthServiceClient, type ResolveApiSessionResponse } from '@ziti/proto';
@@ -99,13 +99,13 @@ export class Harness {
 
   /** `ResolveApiSession` through a real grpc-js client. */
   resolve(token: string, bearerTokens: string[] = []): Promise<ResolveApiSessionResponse> {
-    this.grpc ??= new IdentityAuthServiceClient(this.service.grpcAddress, credentials.createInsecure());
+    this.grpc ??= internalTestClient(IdentityAuthServiceClient, this.service.grpcAddress, 'identity-auth');
     return new Promise((resolve, reject) => this.grpc!.resolveApiSession({ token, bearerTokens, accessToken: '' }, (err, res) => (err ? reject(err) : resolve(res))));
   }
 
   /** `ResolveApiSession` of an OIDC access token, as the gateway asks for a bearer request without zt-session. */
   resolveBearer(accessToken: string): Promise<ResolveApiSessionResponse> {
-    this.grpc ??= new IdentityAuthServiceClient(this.service.grpcAddress, credentials.createInsecure());
+    this.grpc ??= internalTestClient(IdentityAuthServiceClient, this.service.grpcAddress, 'identity-auth');
     return new Promise((resolve, reject) => this.grpc!.resolveApiSession({ token: '', bearerTokens: [], accessToken }, (err, res) => (err ? reject(err) : resolve(res))));
   }
 
@@ -118,7 +118,7 @@ export class Harness {
       headers['content-type'] ??= 'application/json';
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     }
-    const res = await fetch((opts.baseUrl ?? this.service.httpUrl) + url, { method, headers, body });
+    const res = await internalFetch((opts.baseUrl ?? this.service.httpUrl) + url, { method, headers, body });
     const text = await res.text();
     let parsed: unknown;
     try {

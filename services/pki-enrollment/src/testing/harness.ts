@@ -1,6 +1,7 @@
 // Test doubles and helpers for the integration tests: an in-memory identity directory standing in
 // for identity-auth, and an HTTP caller that signs principals and client-certificate headers as
 // the gateway does. Not used by the service itself.
+import { internalFetch } from '@ziti/service-kit';
 import { ApiError } from '@ziti/errors';
 import { CLIENT_CERT_HEADER, PRINCIPAL_HEADER, REQUEST_ID_HEADER, type RequestPrincipal, shortId, signClientCertChain, signPrincipal } from '@ziti/http-kit';
 import type { IdentityRef } from '../domain/model.js';
@@ -132,7 +133,7 @@ export async function call(baseUrl: string, o: CallOptions): Promise<Reply> {
     body = JSON.stringify(o.json);
     headers['content-type'] ??= 'application/json';
   } else if (o.raw !== undefined) body = o.raw;
-  const res = await fetch(`${baseUrl}/edge/${o.api ?? 'management'}/v1${o.path}`, { method: o.method ?? (body !== undefined ? 'POST' : 'GET'), headers, body });
+  const res = await internalFetch(`${baseUrl}/edge/${o.api ?? 'management'}/v1${o.path}`, { method: o.method ?? (body !== undefined ? 'POST' : 'GET'), headers, body });
   const text = await res.text();
   let parsed: unknown;
   try {
