@@ -3,20 +3,21 @@ import { loadConfig, loadEventStreamConfig } from './config.js';
 
 describe('loadConfig', () => {
   it('applies the defaults', () => {
-    expect(loadConfig({ ZITI_INTERNAL_SECRET: 's3cret' })).toEqual({
+    expect(loadConfig({ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123' })).toEqual({
       listen: { host: '0.0.0.0', port: 1280 },
       advertisedAddress: undefined,
       extraSans: [],
       dataDir: resolve('data'),
-      internalSecret: 's3cret',
+      internalSecret: 'internal-secret-for-the-config-tests-0123',
+      serverKeySecret: 'server-key-secret-for-config-tests-0123',
       natsUrl: undefined,
       redisUrl: undefined,
       upstreams: {
-        'identity-auth': 'http://127.0.0.1:18101',
-        'pki-enrollment': 'http://127.0.0.1:18102',
-        policy: 'http://127.0.0.1:18103',
-        session: 'http://127.0.0.1:18104',
-        posture: 'http://127.0.0.1:18105',
+        'identity-auth': 'https://127.0.0.1:18101',
+        'pki-enrollment': 'https://127.0.0.1:18102',
+        policy: 'https://127.0.0.1:18103',
+        session: 'https://127.0.0.1:18104',
+        posture: 'https://127.0.0.1:18105',
       },
       identityAuthGrpc: '127.0.0.1:18201',
       contextGrpc: {
@@ -40,7 +41,7 @@ describe('loadConfig', () => {
   it('reads the guards', () => {
     expect(
       loadConfig({
-        ZITI_INTERNAL_SECRET: 'x', ZITI_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7', ZITI_TRUSTED_PROXY_HEADER: 'Forwarded',
+        ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7', ZITI_TRUSTED_PROXY_HEADER: 'Forwarded',
         ZITI_AUTH_RATE_LIMITER: 'off', ZITI_AUTH_RATE_LIMITER_MIN_SIZE: '10', ZITI_AUTH_RATE_LIMITER_MAX_SIZE: '1000',
         ZITI_LOGIN_FAILURES_PER_USERNAME: '0', ZITI_LOGIN_FAILURES_PER_ADDRESS: '100', ZITI_LOGIN_FAILURE_WINDOW_SECONDS: '30',
       }),
@@ -54,9 +55,9 @@ describe('loadConfig', () => {
 
   it('reads every key', () => {
     const c = loadConfig({
-      ZITI_INTERNAL_SECRET: 'x', ZITI_CTRL_ADVERTISED_ADDRESS: 'ctrl.example.com:443', ZITI_CTRL_LISTEN_HOST: '127.0.0.1',
+      ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_CTRL_ADVERTISED_ADDRESS: 'ctrl.example.com:443', ZITI_CTRL_LISTEN_HOST: '127.0.0.1',
       ZITI_CTRL_PORT: '8443', ZITI_CTRL_SANS: 'a.example, 10.0.0.1 ,', ZITI_DATA_DIR: '/var/lib/ziti', NATS_URL: 'nats://n:4222',
-      REDIS_URL: 'redis://r:6379', IDENTITY_AUTH_URL: 'http://ia:8080/', IDENTITY_AUTH_GRPC: 'ia:9090', POLICY_URL: 'http://p:1', PKI_ENROLLMENT_GRPC: 'pki:9091',
+      REDIS_URL: 'redis://r:6379', IDENTITY_AUTH_URL: 'https://ia:8080/', IDENTITY_AUTH_GRPC: 'ia:9090', POLICY_URL: 'https://p:1', PKI_ENROLLMENT_GRPC: 'pki:9091',
       ZITI_INSTANCE_ID: 'gw-1', ZITI_REVISION: 'abc123',
     });
     expect(c).toMatchObject({
@@ -64,26 +65,29 @@ describe('loadConfig', () => {
       dataDir: '/var/lib/ziti', natsUrl: 'nats://n:4222', redisUrl: 'redis://r:6379', identityAuthGrpc: 'ia:9090', pkiEnrollmentGrpc: 'pki:9091',
       instanceId: 'gw-1', revision: 'abc123',
     });
-    expect(c.upstreams['identity-auth']).toBe('http://ia:8080');
-    expect(c.upstreams.policy).toBe('http://p:1');
+    expect(c.upstreams['identity-auth']).toBe('https://ia:8080');
+    expect(c.upstreams.policy).toBe('https://p:1');
   });
 
   it.each([
     [{}, 'ZITI_INTERNAL_SECRET'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_CTRL_PORT: 'http' }, 'ZITI_CTRL_PORT'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_CTRL_PORT: '70000' }, 'ZITI_CTRL_PORT'],
-    [{ ZITI_INTERNAL_SECRET: 'x', IDENTITY_AUTH_GRPC: 'nohost' }, 'IDENTITY_AUTH_GRPC'],
-    [{ ZITI_INTERNAL_SECRET: 'x', PKI_ENROLLMENT_GRPC: 'nohost' }, 'PKI_ENROLLMENT_GRPC'],
-    [{ ZITI_INTERNAL_SECRET: 'x', POLICY_URL: 'not a url' }, 'POLICY_URL'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_CTRL_ADVERTISED_ADDRESS: 'https://x/' }, 'ZITI_CTRL_ADVERTISED_ADDRESS'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_TRUSTED_PROXIES: '10.0.0.0/8,proxy.local' }, 'ZITI_TRUSTED_PROXIES'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_TRUSTED_PROXY_HEADER: 'x-real-ip' }, 'ZITI_TRUSTED_PROXY_HEADER'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_AUTH_RATE_LIMITER: 'maybe' }, 'ZITI_AUTH_RATE_LIMITER'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_AUTH_RATE_LIMITER_MIN_SIZE: '4' }, 'ZITI_AUTH_RATE_LIMITER_MIN_SIZE'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_AUTH_RATE_LIMITER_MIN_SIZE: '300' }, 'ZITI_AUTH_RATE_LIMITER_MAX_SIZE'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_LOGIN_FAILURES_PER_USERNAME: '-1' }, 'ZITI_LOGIN_FAILURES_PER_USERNAME'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_LOGIN_FAILURES_PER_ADDRESS: 'many' }, 'ZITI_LOGIN_FAILURES_PER_ADDRESS'],
-    [{ ZITI_INTERNAL_SECRET: 'x', ZITI_LOGIN_FAILURE_WINDOW_SECONDS: '0' }, 'ZITI_LOGIN_FAILURE_WINDOW_SECONDS'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_CTRL_PORT: 'http' }, 'ZITI_CTRL_PORT'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_CTRL_PORT: '70000' }, 'ZITI_CTRL_PORT'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', IDENTITY_AUTH_GRPC: 'nohost' }, 'IDENTITY_AUTH_GRPC'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', PKI_ENROLLMENT_GRPC: 'nohost' }, 'PKI_ENROLLMENT_GRPC'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', POLICY_URL: 'not a url' }, 'POLICY_URL'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', POLICY_URL: 'http://policy:18103' }, 'POLICY_URL'],
+    [{ ZITI_INTERNAL_SECRET: 'change-me', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123' }, 'ZITI_INTERNAL_SECRET'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123' }, 'ZITI_SERVER_KEY_SECRET'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_CTRL_ADVERTISED_ADDRESS: 'https://x/' }, 'ZITI_CTRL_ADVERTISED_ADDRESS'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_TRUSTED_PROXIES: '10.0.0.0/8,proxy.local' }, 'ZITI_TRUSTED_PROXIES'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_TRUSTED_PROXY_HEADER: 'x-real-ip' }, 'ZITI_TRUSTED_PROXY_HEADER'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_AUTH_RATE_LIMITER: 'maybe' }, 'ZITI_AUTH_RATE_LIMITER'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_AUTH_RATE_LIMITER_MIN_SIZE: '4' }, 'ZITI_AUTH_RATE_LIMITER_MIN_SIZE'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_AUTH_RATE_LIMITER_MIN_SIZE: '300' }, 'ZITI_AUTH_RATE_LIMITER_MAX_SIZE'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_LOGIN_FAILURES_PER_USERNAME: '-1' }, 'ZITI_LOGIN_FAILURES_PER_USERNAME'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_LOGIN_FAILURES_PER_ADDRESS: 'many' }, 'ZITI_LOGIN_FAILURES_PER_ADDRESS'],
+    [{ ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123', ZITI_LOGIN_FAILURE_WINDOW_SECONDS: '0' }, 'ZITI_LOGIN_FAILURE_WINDOW_SECONDS'],
   ])('fails fast naming the key (%j)', (env, key) => {
     expect(() => loadConfig(env)).toThrow(key);
   });

@@ -1,6 +1,6 @@
 import { loadConfig } from './config.js';
 
-const required = { DATABASE_URL: 'postgresql://db/x', NATS_URL: 'nats://n:4222', REDIS_URL: 'redis://r:6379', ZITI_INTERNAL_SECRET: 's' };
+const required = { DATABASE_URL: 'postgresql://db/x', NATS_URL: 'nats://n:4222', REDIS_URL: 'redis://r:6379', ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123' };
 
 describe('loadConfig', () => {
   it('reads the environment with the documented defaults', () => {
@@ -8,7 +8,7 @@ describe('loadConfig', () => {
       databaseUrl: 'postgresql://db/x',
       natsUrl: 'nats://n:4222',
       redisUrl: 'redis://r:6379',
-      internalSecret: 's',
+      internalSecret: 'internal-secret-for-the-config-tests-0123',
       http: { host: '127.0.0.1', port: 18101 },
       grpc: { host: '127.0.0.1', port: 18201 },
       dataDir: 'data',

@@ -1,11 +1,11 @@
 import { loadConfig } from './config.js';
 
-const required = { DATABASE_URL: 'postgres://x/y', NATS_URL: 'nats://n', REDIS_URL: 'redis://r', ZITI_INTERNAL_SECRET: 's' };
+const required = { DATABASE_URL: 'postgres://x/y', NATS_URL: 'nats://n', REDIS_URL: 'redis://r', ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123', ZITI_SERVER_KEY_SECRET: 'server-key-secret-for-config-tests-0123' };
 
 describe('loadConfig', () => {
   it('applies the defaults', () => {
     expect(loadConfig(required)).toEqual({
-      databaseUrl: 'postgres://x/y', natsUrl: 'nats://n', redisUrl: 'redis://r', internalSecret: 's',
+      databaseUrl: 'postgres://x/y', natsUrl: 'nats://n', redisUrl: 'redis://r', internalSecret: 'internal-secret-for-the-config-tests-0123', serverKeySecret: 'server-key-secret-for-config-tests-0123',
       http: { host: '127.0.0.1', port: 18102 }, grpc: { host: '127.0.0.1', port: 18202 }, identityAuthGrpc: '127.0.0.1:18201',
       advertisedAddress: undefined, pkiKey: undefined, trustDomain: undefined, ctrlAddresses: undefined,
       identityEnrollmentMinutes: undefined, routerEnrollmentMinutes: undefined, maxApiSessionCertificates: 10,
@@ -15,12 +15,12 @@ describe('loadConfig', () => {
   it('reads every key', () => {
     expect(
       loadConfig({
-        ...required, ZITI_CTRL_ADVERTISED_ADDRESS: 'ctrl.example:443', ZITI_PKI_KEY: 'k', ZITI_TRUST_DOMAIN: 'example.org',
+        ...required, ZITI_CTRL_ADVERTISED_ADDRESS: 'ctrl.example:443', ZITI_PKI_KEY: 'pki-key-of-the-config-tests-0123456789', ZITI_TRUST_DOMAIN: 'example.org',
         ZITI_CTRL_ENDPOINTS: 'tls:a:6262, tls:b:6262', ZITI_ENROLLMENT_DURATION_MINUTES: '60', ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES: '30',
         IDENTITY_AUTH_GRPC: 'ia:18201', ZITI_MAX_API_SESSION_CERTIFICATES: '3',
       }),
     ).toMatchObject({
-      advertisedAddress: 'ctrl.example:443', pkiKey: 'k', trustDomain: 'example.org', ctrlAddresses: ['tls:a:6262', 'tls:b:6262'],
+      advertisedAddress: 'ctrl.example:443', pkiKey: 'pki-key-of-the-config-tests-0123456789', trustDomain: 'example.org', ctrlAddresses: ['tls:a:6262', 'tls:b:6262'],
       identityEnrollmentMinutes: 60, routerEnrollmentMinutes: 30, identityAuthGrpc: 'ia:18201', maxApiSessionCertificates: 3,
     });
   });

@@ -1,14 +1,14 @@
 import { loadConfig } from './config.js';
 
 describe('policy config', () => {
-  const env = { DATABASE_URL: 'postgresql://x/y', NATS_URL: 'nats://n', REDIS_URL: 'redis://r', ZITI_INTERNAL_SECRET: 's' };
+  const env = { DATABASE_URL: 'postgresql://x/y', NATS_URL: 'nats://n', REDIS_URL: 'redis://r', ZITI_INTERNAL_SECRET: 'internal-secret-for-the-config-tests-0123' };
 
   it('reads the required keys and defaults the ports and the other contexts', () => {
     expect(loadConfig(env)).toEqual({
       databaseUrl: 'postgresql://x/y',
       natsUrl: 'nats://n',
       redisUrl: 'redis://r',
-      internalSecret: 's',
+      internalSecret: 'internal-secret-for-the-config-tests-0123',
       http: { host: '127.0.0.1', port: 18103 },
       grpc: { host: '127.0.0.1', port: 18203 },
       pkiEnrollmentGrpc: '127.0.0.1:18202',
