@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
+import https from 'node:https';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 
@@ -11,17 +12,26 @@ import { join } from 'node:path';
 /** The kubelet's probe, sped up: every 500 ms, 1 s timeout, not ready after 3 failures in a row, ready after 1 success. */
 export const READINESS = { periodMs: 500, timeoutMs: 1000, failureThreshold: 3 } as const;
 
-/** One replica's readiness: `GET /readyz` on its HTTP port (one probe per replica gates all its ports, as for a pod). */
+/**
+ * One replica's readiness: `GET /readyz` on its HTTP port (one probe per replica gates all its
+ * ports, as for a pod); over HTTPS without checking the certificate when `scheme` says so, as a
+ * kubelet's `scheme: HTTPS` probe does.
+ */
 export class Readiness {
   ready = false;
   private failures = 0;
   private timer?: NodeJS.Timeout;
 
-  constructor(readonly httpPort: number) {}
+  constructor(
+    readonly httpPort: number,
+    readonly scheme: 'http' | 'https' = 'http',
+  ) {}
 
   start(): this {
     const probe = () => {
-      const req = http.get({ host: '127.0.0.1', port: this.httpPort, path: '/readyz', agent: false, timeout: READINESS.timeoutMs }, (res) => {
+      const options = { host: '127.0.0.1', port: this.httpPort, path: '/readyz', agent: false, timeout: READINESS.timeoutMs };
+      const get = this.scheme === 'https' ? (cb: (res: http.IncomingMessage) => void) => https.get({ ...options, rejectUnauthorized: false }, cb) : (cb: (res: http.IncomingMessage) => void) => http.get(options, cb);
+      const req = get((res) => {
         res.resume();
         this.record(res.statusCode === 200);
       });
@@ -106,7 +116,7 @@ export class TcpBalancer {
 /** One balanced port: where it listens, and per replica the port it forwards to and the HTTP port probed for readiness. */
 export interface BalancedPort {
   listenPort: number;
-  backends: { port: number; readyzPort: number }[];
+  backends: { port: number; readyzPort: number; readyzScheme?: 'http' | 'https' }[];
 }
 
 /** Builds and opens the balancers in this process (replicas sharing a `readyzPort` share one probe). */
@@ -116,7 +126,7 @@ export async function openBalancers(ports: BalancedPort[]): Promise<{ close(): P
   for (const p of ports) {
     const backends = p.backends.map((b) => {
       let readiness = probes.get(b.readyzPort);
-      if (!readiness) probes.set(b.readyzPort, (readiness = new Readiness(b.readyzPort).start()));
+      if (!readiness) probes.set(b.readyzPort, (readiness = new Readiness(b.readyzPort, b.readyzScheme).start()));
       return { port: b.port, readiness };
     });
     const balancer = new TcpBalancer(backends);

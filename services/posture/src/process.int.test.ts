@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { request } from 'node:http';
 import { type AddressInfo, type Server, type Socket, connect, createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { InternalCredentials, holdInternalCredentials, internalRequest, readInternalTlsDir, writeInternalPki } from '@ziti/service-kit';
 import { signPrincipal } from '@ziti/http-kit';
 import { createTestDatabase, type TestDatabase, testInfra } from '@ziti/test-kit';
 import { Client } from 'pg';
@@ -14,7 +16,12 @@ import { runMigrations } from './index.js';
  * then it exits 0.
  */
 
-const SECRET = 'process-test-secret';
+const SECRET = 'process-test-internal-secret-0123456789';
+// The internal plane as cert-manager would lay it out: the process reads posture's, the test calls as the gateway.
+const TLS_DIR = mkdtempSync(join(tmpdir(), 'posture-process-tls-'));
+const TLS = writeInternalPki(TLS_DIR, { names: ['gateway', 'posture'] });
+holdInternalCredentials(new InternalCredentials('gateway', readInternalTlsDir(TLS.gateway)));
+afterAll(() => rmSync(TLS_DIR, { recursive: true, force: true }));
 const MAIN = join(__dirname, '..', 'dist', 'main.js');
 
 const admin = {
@@ -25,25 +32,10 @@ const admin = {
 
 interface Reply { status: number; text: string; json: any }
 
-function get(port: number, path: string, headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, text, json });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
+/** A GET of the process's internal HTTPS port, as the gateway. */
+async function get(port: number, path: string, headers: Record<string, string> = {}): Promise<Reply> {
+  const res = await internalRequest(`https://127.0.0.1:${port}${path}`, { as: 'gateway', headers });
+  return { status: res.status, text: res.text, json: res.json ?? undefined };
 }
 
 async function freePort(): Promise<number> {
@@ -115,6 +107,7 @@ describe('the posture process', () => {
         NATS_URL: infra.natsUrl,
         REDIS_URL: infra.redisUrl,
         ZITI_INTERNAL_SECRET: SECRET,
+        ZITI_INTERNAL_TLS_DIR: TLS.posture,
         ZITI_BIND_HOST: '127.0.0.1',
         POSTURE_HTTP_PORT: String(httpPort),
         POSTURE_GRPC_PORT: '0',

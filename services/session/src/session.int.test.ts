@@ -1,5 +1,5 @@
 import { internalFetch } from '@ziti/service-kit';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { type RequestPrincipal, signPrincipal } from '@ziti/http-kit';
 import { type InProcessEventBus, createInProcessBus, createMemoryCache, newChangeEvent } from '@ziti/messaging';
@@ -9,6 +9,7 @@ import {
   PostureServiceService,
   type EvaluatePostureChecksRequest,
   type ServiceAccess,
+  type SessionTokenClaims,
 } from '@ziti/proto';
 import { type GrpcListener, startGrpcServer } from '@ziti/service-kit';
 import { type TestDatabase, createTestDatabase, testInfra } from '@ziti/test-kit';
@@ -27,6 +28,7 @@ import { SessionRepository } from './store/session-repo.js';
 
 const SECRET = 'session-test-secret';
 const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const signRequests: SessionTokenClaims[] = [];
 const ER = { id: 'er1', name: 'er-one', hostname: 'er1.example', isOnline: true, urls: {}, supportedProtocols: { tls: 'tls://er1.example:3022' }, syncStatus: 'SYNC_DONE', cost: 0, noTraversal: false, disabled: false };
 
 /** What the fake policy context answers, per service id. */
@@ -75,8 +77,18 @@ beforeAll(async () => {
     {
       definition: PkiEnrollmentServiceService,
       implementation: {
-        getSigningKey: (_call: unknown, cb: (e: null, r: unknown) => void) =>
-          cb(null, { keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }), certPem: '', kid: 'ab12', alg: 'ES256', issuer: 'https://ctrl.example:1280' }),
+        // pki-enrollment's side, as its contract says: the session context sends the fields, the signer adds iss, aud and z_t.
+        signSessionTokens: (call: { request: { tokens: SessionTokenClaims[] } }, cb: (e: null, r: unknown) => void) => {
+          signRequests.push(...call.request.tokens);
+          const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'ab12', typ: 'JWT' })).toString('base64url');
+          const tokens = call.request.tokens.map((t) => {
+            const claims = { iss: 'https://ctrl.example:1280', sub: t.serviceId, aud: ['openziti'], iat: Number(t.issuedAt), exp: Number(t.expiresAt), jti: t.id, z_asid: t.apiSessionId, z_iid: t.identityId, z_t: 's', z_st: t.sessionType, z_leg: t.legacy };
+            const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+            return `${input}.${sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+          });
+          cb(null, { tokens });
+        },
+        getSigningCertificate: (_call: unknown, cb: (e: null, r: unknown) => void) => cb(null, { certPem: '', kid: 'ab12', alg: 'ES256', issuer: 'https://ctrl.example:1280' }),
       } as unknown as UntypedServiceImplementation,
     },
   ], 'policy');
@@ -120,6 +132,10 @@ describe('POST /sessions', () => {
     const claims = JSON.parse(Buffer.from(payload).toString());
     expect(Object.keys(claims).sort()).toEqual(['aud', 'exp', 'iat', 'iss', 'jti', 'sub', 'z_asid', 'z_iid', 'z_leg', 'z_st', 'z_t']);
     expect(claims).toMatchObject({ iss: 'https://ctrl.example:1280', sub: 'svc1', aud: ['openziti'], jti: s.id, z_asid: 'as-a1', z_iid: 'alice', z_t: 's', z_st: 'Dial', z_leg: true });
+    // What this context asked pki-enrollment to sign: the fields of the session, a year of validity.
+    const asked = signRequests.find((r) => r.id === s.id)!;
+    expect(asked).toMatchObject({ serviceId: 'svc1', apiSessionId: 'as-a1', identityId: 'alice', sessionType: 'Dial', legacy: true });
+    expect(Number(asked.expiresAt) - Number(asked.issuedAt)).toBeGreaterThanOrEqual(365 * 86400);
 
     const again = await call(alice, 'POST', '/sessions', { serviceId: 'svc1', type: 'Dial' });
     expect(again.status).toBe(201);

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BalancedPort, freePort, type OwnServer, startOwnBalancers, startOwnNats, startOwnPostgres, startOwnRedis } from '@ziti/test-kit';
+import { writeInternalPki } from '@ziti/service-kit';
 import { NodeProcess } from './processes.js';
 
 /**
@@ -46,6 +46,8 @@ export interface Cluster {
   replicas: Replica[];
   gateways: Gateway[];
   admin: { username: string; password: string };
+  /** Each process's internal certificate directory (`ca.crt`, `tls.crt`, `tls.key`), by context. */
+  internalTls: Record<ContextName | 'gateway', string>;
   /** The last lines of every process's output (for a failure message). */
   outputs(): string;
   close(): Promise<void>;
@@ -80,7 +82,8 @@ export async function waitGatewayReady(gw: Gateway, timeoutMs = 180_000): Promis
 /** One `GET /readyz` of a context replica: true on 200. */
 function replicaReady(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/readyz', agent: false, timeout: 1000 }, (res) => {
+    // The probe needs no internal certificate (as a kubelet's HTTPS probe), and checks none.
+    const req = https.get({ host: '127.0.0.1', port, path: '/readyz', agent: false, timeout: 1000, rejectUnauthorized: false }, (res) => {
       res.resume();
       resolve(res.statusCode === 200);
     });
@@ -130,6 +133,10 @@ export async function startCluster(logDir: string): Promise<Cluster> {
       ZITI_DEPENDENCY_WAIT_SECONDS: '300',
       ZITI_CTRL_ADVERTISED_ADDRESS: `127.0.0.1:${gatewayPorts[0]}`,
     };
+    // The internal plane's CA and one certificate per context, as cert-manager would issue them.
+    const internalTls = writeInternalPki(join(dir, 'internal-tls'));
+    // The seed of the edge server key: only the gateways and pki-enrollment hold it.
+    const serverKeySecret = randomBytes(32).toString('hex');
     for (const ctx of CONTEXTS) {
       const migrate = new NodeProcess(`migrate-${ctx}`, `services/${ctx}/dist/migrate.js`, base, logDir);
       await migrate.runToEnd();
@@ -147,10 +154,10 @@ export async function startCluster(logDir: string): Promise<Cluster> {
       let [httpPort, grpcPort] = [own[0]!.httpPort, own[0]!.grpcPort];
       if (count > 1) {
         [httpPort, grpcPort] = [await freePort(), await freePort()];
-        balanced.push({ listenPort: httpPort, backends: own.map((r) => ({ port: r.httpPort, readyzPort: r.httpPort })) });
-        balanced.push({ listenPort: grpcPort, backends: own.map((r) => ({ port: r.grpcPort, readyzPort: r.httpPort })) });
+        balanced.push({ listenPort: httpPort, backends: own.map((r) => ({ port: r.httpPort, readyzPort: r.httpPort, readyzScheme: 'https' as const })) });
+        balanced.push({ listenPort: grpcPort, backends: own.map((r) => ({ port: r.grpcPort, readyzPort: r.httpPort, readyzScheme: 'https' as const })) });
       }
-      addresses[`${envPrefix(ctx)}_URL`] = `http://127.0.0.1:${httpPort}`;
+      addresses[`${envPrefix(ctx)}_URL`] = `https://127.0.0.1:${httpPort}`;
       addresses[`${envPrefix(ctx)}_GRPC`] = `127.0.0.1:${grpcPort}`;
       planned.push(...own);
     }
@@ -159,7 +166,15 @@ export async function startCluster(logDir: string): Promise<Cluster> {
     const replicas: Replica[] = planned.map((r) => {
       const dataDir = join(dir, r.name);
       mkdirSync(dataDir);
-      const env = { ...base, ...addresses, ZITI_DATA_DIR: dataDir, [`${envPrefix(r.context)}_HTTP_PORT`]: String(r.httpPort), [`${envPrefix(r.context)}_GRPC_PORT`]: String(r.grpcPort) };
+      const env = {
+        ...base,
+        ...addresses,
+        ZITI_DATA_DIR: dataDir,
+        ZITI_INTERNAL_TLS_DIR: internalTls[r.context],
+        ...(r.context === 'pki-enrollment' ? { ZITI_SERVER_KEY_SECRET: serverKeySecret } : {}),
+        [`${envPrefix(r.context)}_HTTP_PORT`]: String(r.httpPort),
+        [`${envPrefix(r.context)}_GRPC_PORT`]: String(r.grpcPort),
+      };
       const proc = new NodeProcess(r.name, `services/${r.context}/dist/main.js`, env, logDir);
       processes.push(proc);
       return { ...r, process: proc };
@@ -176,14 +191,14 @@ export async function startCluster(logDir: string): Promise<Cluster> {
       const name = `gateway-${String.fromCharCode(97 + i)}`;
       const dataDir = join(dir, name);
       mkdirSync(dataDir);
-      const env = { ...base, ...addresses, ZITI_DATA_DIR: dataDir, ZITI_CTRL_LISTEN_HOST: '127.0.0.1', ZITI_CTRL_PORT: String(port), ZITI_CTRL_ADVERTISED_ADDRESS: `127.0.0.1:${port}` };
+      const env = { ...base, ...addresses, ZITI_DATA_DIR: dataDir, ZITI_INTERNAL_TLS_DIR: internalTls.gateway, ZITI_SERVER_KEY_SECRET: serverKeySecret, ZITI_CTRL_LISTEN_HOST: '127.0.0.1', ZITI_CTRL_PORT: String(port), ZITI_CTRL_ADVERTISED_ADDRESS: `127.0.0.1:${port}` };
       const proc = new NodeProcess(name, 'services/gateway/dist/main.js', env, logDir);
       processes.push(proc);
       return { name, url: `https://127.0.0.1:${port}`, port, process: proc };
     });
     for (const g of gateways) g.process.start();
     for (const g of gateways) await waitGatewayReady(g);
-    return { dir, postgres, nats, redis, replicas, gateways, admin, outputs, close };
+    return { dir, postgres, nats, redis, replicas, gateways, admin, internalTls, outputs, close };
   } catch (err) {
     const message = `${(err as Error).message}\n${outputs()}`;
     await close();
