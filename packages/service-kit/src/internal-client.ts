@@ -22,7 +22,9 @@ export function internalRequest(url: string, opts: { as: ContextName | null; met
   const trust = internalCredentials(opts.as ?? 'gateway').tlsOptions();
   const identity = opts.as ? { cert: trust.cert, key: trust.key } : {};
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: opts.method ?? 'GET', agent: false, ca: trust.ca, ...identity, headers: opts.headers, checkServerIdentity: () => undefined }, (res) => {
+    // A body goes with its length (Node frames no body of a DELETE on its own), as fetch sends it.
+    const headers = opts.body === undefined ? opts.headers : { 'content-length': String(Buffer.byteLength(opts.body)), ...opts.headers };
+    const req = request(url, { method: opts.method ?? 'GET', agent: false, ca: trust.ca, ...identity, headers, checkServerIdentity: () => undefined }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
