@@ -127,11 +127,16 @@ describe('deploy/k8s manifests', () => {
         const ports = c.ports.map((p: { name: string }) => p.name);
         for (const probe of [c.readinessProbe, c.livenessProbe]) {
           expect(ports).toContain((probe.httpGet ?? probe.tcpSocket).port);
+          // Every listener is TLS (the contexts' mutual TLS answers a probe without a certificate).
+          if (probe.httpGet) expect(probe.httpGet.scheme).toBe('HTTPS');
         }
         expect(c.resources.requests).toBeDefined();
         for (const ref of c.envFrom ?? []) expect(named('ConfigMap', ref.configMapRef?.name)).toBeDefined();
       }
     }
+    // The gateway reaches the contexts over HTTPS only (it refuses an http:// upstream at start).
+    const config = named('ConfigMap', 'ziti-config')!.data;
+    for (const key of Object.keys(config).filter((k) => k.endsWith('_URL'))) expect({ key, url: config[key] }).toEqual({ key, url: expect.stringMatching(/^https:\/\//) });
     const gw = named('Deployment', 'gateway')!.spec.template.spec;
     expect(gw.containers[0].readinessProbe.httpGet).toEqual(expect.objectContaining({ scheme: 'HTTPS', path: '/ziti-internal/readyz' }));
     // Snapshots land on a claimed volume mounted where ZITI_SNAPSHOT_DIR points, not in the pod.
