@@ -63,7 +63,7 @@ describe('the admin console setting', () => {
   });
 
   it('reads ZITI_ZAC_DIR as an absolute path, unset by default', () => {
-    const base = { ZITI_INTERNAL_SECRET: 's' };
+    const base = { ZITI_INTERNAL_SECRET: 'console-test-internal-secret-0123456789', ZITI_SERVER_KEY_SECRET: 'console-test-server-key-secret-0123456789' };
     expect(loadConfig(base).consoleDir).toBeUndefined();
     expect(loadConfig({ ...base, ZITI_ZAC_DIR: ' ' }).consoleDir).toBeUndefined();
     expect(loadConfig({ ...base, ZITI_ZAC_DIR: 'zac' }).consoleDir).toBe(join(process.cwd(), 'zac'));

@@ -42,7 +42,7 @@ describe('gateway without a reachable upstream', () => {
   });
 
   it('answers 503 SERVICE_UNAVAILABLE when the upstream refuses connections', async () => {
-    const gw = await start({ 'identity-auth': 'http://127.0.0.1:1' });
+    const gw = await start({ 'identity-auth': 'https://127.0.0.1:1' });
     try {
       const r = await call(gw, { method: 'POST', path: '/authenticate?method=password', body: '{}' });
       expect(r.status).toBe(503);

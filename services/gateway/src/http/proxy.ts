@@ -192,6 +192,7 @@ export function createUpstreamProxy(
   internalSecret: string,
   log: (m: string) => void,
 ): { handler: UpstreamHandler; close(): void } {
+  if (!target.startsWith('https://')) throw new Error(`gateway: the address of ${owner} must be https:// (the contexts answer only over mutual TLS), got ${target}`);
   const agent = internalAgent(owner);
   const handler = createProxyMiddleware<ProxiedRequest, ServerResponse>({
     target,

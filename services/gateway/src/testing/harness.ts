@@ -1,6 +1,8 @@
 // Test doubles for the gateway's integration tests: a fake upstream context, a fake identity-auth
 // gRPC server, and an HTTPS client that trusts the gateway's CA. Not compiled into dist.
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { Server, experimental } from '@grpc/grpc-js';
+import { type ContextName, internalCredentials, internalServerOptions } from '@ziti/service-kit';
+import { createServer as createHttpsServer } from 'node:https';
 import { ApiError, toGrpcError } from '@ziti/errors';
 import { PRINCIPAL_HEADER, type RequestPrincipal, verifyPrincipal } from '@ziti/http-kit';
 import { IdentityAuthServiceService } from '@ziti/proto';
@@ -45,12 +47,14 @@ class Gate {
 }
 
 /** Listens with a fake context's app on a loopback port; `gate()` holds its answers until the returned function is called. */
-async function listenWithGate(app: express.Express, gate: Gate): Promise<{ url: string; gate(): () => void; close(): Promise<void> }> {
-  const server: HttpServer = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+async function listenWithGate(app: express.Express, gate: Gate, as: ContextName = 'identity-auth'): Promise<{ url: string; gate(): () => void; close(): Promise<void> }> {
+  // As a context listens: HTTPS with the internal identity of the context `as` (the gateway checks it names the context it calls).
+  const server = await new Promise<HttpServer>((resolve) => {
+    const s = createHttpsServer(internalServerOptions(internalCredentials(as)), app);
+    s.listen(0, '127.0.0.1', () => resolve(s as unknown as HttpServer));
   });
   return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    url: `https://127.0.0.1:${(server.address() as { port: number }).port}`,
     gate: () => gate.close(),
     close: () =>
       new Promise<void>((resolve) => {
@@ -61,7 +65,8 @@ async function listenWithGate(app: express.Express, gate: Gate): Promise<{ url: 
 }
 
 /** An upstream context that records what reached it and verifies the signed principal. */
-export async function startFakeUpstream(): Promise<{ url: string; requests: Recorded[]; gate(): () => void; close(): Promise<void> }> {
+/** `as`: the context it stands for (its internal certificate), identity-auth by default. */
+export async function startFakeUpstream(as: ContextName = 'identity-auth'): Promise<{ url: string; requests: Recorded[]; gate(): () => void; close(): Promise<void> }> {
   const requests: Recorded[] = [];
   const gate = new Gate();
   const app = express();
@@ -81,7 +86,7 @@ export async function startFakeUpstream(): Promise<{ url: string; requests: Reco
     res.setHeader('x-ziti-internal-debug', 'should not leak');
     res.json({ data: { upstream: true, path: req.url }, meta: {} });
   });
-  return { ...(await listenWithGate(app, gate)), requests };
+  return { ...(await listenWithGate(app, gate, as)), requests };
 }
 
 /**
@@ -119,7 +124,7 @@ export async function startFakeIdentityAuth(): Promise<{ address: string; calls:
     },
   } as never);
   const port: number = await new Promise((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync('127.0.0.1:0', experimental.createCertificateProviderServerCredentials(internalCredentials('identity-auth'), internalCredentials('identity-auth'), true), (err, p) => (err ? reject(err) : resolve(p))),
   );
   return {
     address: `127.0.0.1:${port}`,
