@@ -21,8 +21,8 @@ describe('two embedded controllers side by side', () => {
       expect(version.body.data).toEqual(expect.objectContaining({ version: expect.any(String) }));
       expect(await login(ctl.port)).toEqual(expect.any(String));
     }
-    expect(b.output()).toContain(`"context":"pki-enrollment","msg":"http http://127.0.0.1:${pkiEnrollmentHttp},`);
-    expect(b.output()).toMatch(new RegExp(`"context":"policy","msg":"http http://127\\.0\\.0\\.1:\\d+, grpc 127\\.0\\.0\\.1:${policyGrpc}"`));
+    expect(b.output()).toContain(`"context":"pki-enrollment","msg":"http https://127.0.0.1:${pkiEnrollmentHttp},`);
+    expect(b.output()).toMatch(new RegExp(`"context":"policy","msg":"http https://127\\.0\\.0\\.1:\\d+, grpc 127\\.0\\.0\\.1:${policyGrpc}"`));
 
     for (const ctl of [a, b]) ctl.child.kill('SIGTERM');
     for (const ctl of [a, b]) expect((await exitOf(ctl, 60_000)).code).toBe(0);
