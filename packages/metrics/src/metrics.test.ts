@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { authentications, metricsPort, startMetricsServer } from './index.js';
+import { authentications, metricsHost, metricsPort, startMetricsServer } from './index.js';
 
 function get(port: number, path: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
@@ -12,6 +12,14 @@ function get(port: number, path: string): Promise<{ status: number; text: string
       .end();
   });
 }
+
+describe('metricsHost', () => {
+  it('keeps metrics on the host unless ZITI_METRICS_HOST opens them', () => {
+    expect(metricsHost({})).toBe('127.0.0.1');
+    expect(metricsHost({ ZITI_METRICS_HOST: ' ' })).toBe('127.0.0.1');
+    expect(metricsHost({ ZITI_METRICS_HOST: '0.0.0.0' })).toBe('0.0.0.0');
+  });
+});
 
 describe('metricsPort', () => {
   it('reads <CONTEXT>_METRICS_PORT first, then ZITI_METRICS_PORT, then the default', () => {
