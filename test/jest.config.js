@@ -6,7 +6,8 @@ module.exports = {
   ...require('../jest.base.js'),
   setupFiles: [require.resolve('../jest.internal-tls.js')],
   testMatch: ['<rootDir>/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/faults/faults.test.ts'],
+  // The suites of separate processes (faults/*.test.ts) run on their own: `npm run test:faults`.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/faults/[^/]+\\.test\\.ts$'],
   testTimeout: 60000,
   maxWorkers: 1,
 };

@@ -30,7 +30,11 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(() => cluster?.close(), 120_000);
 
-type Ctor = { new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: object): Client; service: Record<string, { path: string; requestStream: boolean; responseStream: boolean }> };
+type MethodDef = { path: string; requestStream: boolean; responseStream: boolean; requestDeserialize(b: Buffer): object };
+type Ctor = { new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: object): Client; service: Record<string, MethodDef> };
+
+/** A method's request with every field at its default (the empty message, decoded). */
+const emptyRequest = (def: MethodDef) => def.requestDeserialize(Buffer.alloc(0));
 
 /** Every generated service client, by its package-qualified service name. */
 const clients: Record<string, Ctor> = Object.fromEntries(
@@ -92,9 +96,9 @@ describe('the internal plane of separate processes', () => {
       for (const owner of owners) {
         for (const caller of ['gateway', ...CONTEXTS] as ContextName[]) {
           if (caller === owner) continue;
-          const { err, res } = await unary(Client, grpcAddress(owner), internalChannelCredentials(caller, owner), owner, method, {});
+          const { err, res } = await unary(Client, grpcAddress(owner), internalChannelCredentials(caller, owner), owner, method, emptyRequest(def));
           if (!callers.includes(caller)) {
-            expect({ path, caller, code: err?.code }).toEqual({ path, caller, code: status.PERMISSION_DENIED });
+            expect({ path, caller, code: err?.code, details: err?.code === status.PERMISSION_DENIED ? '' : err?.details }).toEqual({ path, caller, code: status.PERMISSION_DENIED, details: '' });
             refused++;
           }
           answers.push(JSON.stringify(res ?? null), err?.details ?? '', JSON.stringify(err?.metadata?.getMap() ?? {}));

@@ -62,6 +62,7 @@ export async function startTestController(extra: Partial<ControllerOptions> = {}
     adminUsername: admin.username,
     adminPassword: admin.password,
     internalSecret: randomBytes(32).toString('hex'),
+    serverKeySecret: randomBytes(32).toString('hex'),
     // No OpenZiti-format event stream unless a test asks for one (events.test.ts).
     events: null,
     log: (m) => {

@@ -49,8 +49,9 @@ export async function startSecondGateway(ctl: TestController, opts: SecondGatewa
       upstreams: Object.fromEntries(Object.entries(running.services).map(([name, s]) => [name, s.httpUrl])),
       identityAuthGrpc: identityAuth.grpcAddress,
       contextGrpc: Object.fromEntries(Object.entries(running.services).map(([name, s]) => [name, s.grpcAddress])),
-      // The same TLS credentials as the first replica: both come from pki-enrollment.
+      // The same server key as the first replica (derived from the same secret), certified by pki-enrollment.
       pkiEnrollmentGrpc: running.services['pki-enrollment']?.grpcAddress,
+      serverKeySecret: options.serverKeySecret!,
       log: (m: string) => ctl.logs.push(`[${name}] ${m}`),
       ...opts.extra,
     });

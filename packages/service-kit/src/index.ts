@@ -45,3 +45,4 @@ export { CONTEXT_NAMES, type ContextName, InternalCredentials, InternalTlsError,
 export { type InternalPki, createInternalIdentities, createInternalPki, holdProcessIdentities, writeInternalPki } from './internal-pki.js';
 export { INTERNAL_RPC_CALLERS, INTERNAL_SERVICE_OWNERS, mayCall } from './internal-acl.js';
 export { type InternalResponse, internalFetch, internalRequest, internalRpc, internalTestClient } from './internal-client.js';
+export { type ContextDeps, type ContextScope, type ContextServing, type RunningContext, startContext } from './context.js';

@@ -1,8 +1,8 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { createServiceApp } from '@ziti/http-kit';
-import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
+import { startOutboxRelay } from '@ziti/messaging';
 import { PkiEnrollmentServiceService } from '@ziti/proto';
-import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { type ContextDeps, type RunningContext, integrityService, startContext } from '@ziti/service-kit';
 import { enrollmentOutcomes } from './http/metrics.js';
 import { KeyVault } from './crypto/secrets.js';
 import { EDGE_SERVER_KEY_PURPOSE, deriveEcKey } from '@ziti/x509';
@@ -27,18 +27,9 @@ import { trustHandlers } from './http/trust.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { PrismaUnitOfWork } from './store/unit-of-work.js';
-import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 /** What the composition root needs from its host (standalone `main.ts` or the all-in-one controller). */
-export interface ServiceDeps {
-  databaseUrl: string;
-  bus: EventBus;
-  cache: Cache;
-  /** Secret shared with the gateway, verifying its signed principal and client-certificate headers. */
-  internalSecret: string;
-  /** Port 0 = ephemeral. */
-  http: { host: string; port: number };
-  grpc: { host: string; port: number };
+export interface ServiceDeps extends ContextDeps {
   /** identity-auth's gRPC `host:port` (authenticators, identities), or a function giving it when first needed. */
   identityAuthGrpc?: string | (() => string | undefined);
   /** A directory to use instead of identity-auth's gRPC (tests). */
@@ -61,15 +52,9 @@ export interface ServiceDeps {
    * (`DEFAULT_MAX_API_SESSION_CERTIFICATES`), 0 = no bound.
    */
   maxApiSessionCertificates?: number;
-  log?: (m: string) => void;
 }
 
-export interface RunningService {
-  name: string;
-  httpUrl: string;
-  grpcAddress: string;
-  stop(): Promise<void>;
-}
+export type RunningService = RunningContext;
 
 function schemaHint(err: unknown): unknown {
   const e = err as { code?: string; message?: string };
@@ -83,24 +68,17 @@ function schemaHint(err: unknown): unknown {
  * Starts the pki-enrollment context: the controller PKI (created on first start), its HTTP slice
  * of the Edge API, its gRPC service, the outbox relay and its durable event consumers.
  */
-export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const serviceLog = logger(SERVICE_NAME);
-  const log = deps.log ?? lineLogger(serviceLog);
-  // The relay's failures keep their error (and stack) unless the caller takes text lines.
-  const relayLog = deps.log ? (m: string, err?: unknown) => log(err ? `${m}: ${String(err)}` : m) : problemLogger(serviceLog);
-  const db = openDatabase(deps.databaseUrl, log);
-  const closers: (() => Promise<unknown>)[] = [() => db.close()];
-  const stop = async () => {
-    for (const close of closers.splice(0).reverse()) await close().catch((err) => log(`${SERVICE_NAME}: stop: ${err}`));
-  };
-  try {
-    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: relayLog });
-    closers.push(() => relay.stop());
+export function startService(deps: ServiceDeps): Promise<RunningService> {
+  return startContext(SERVICE_NAME, deps, async ({ log, problemLog, onStop }) => {
+    const db = openDatabase(deps.databaseUrl, log);
+    onStop(() => db.close());
+    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: problemLog });
+    onStop(() => relay.stop());
     const uow = new PrismaUnitOfWork(db.prisma, db.pool, relay);
     let identities = deps.identityDirectory;
     if (!identities) {
       const client = identityAuthDirectory(deps.identityAuthGrpc ?? '127.0.0.1:18201', log);
-      closers.push(async () => client.close());
+      onStop(() => client.close());
       identities = client;
     }
 
@@ -116,38 +94,32 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const sessionCerts = new SessionCertManager(uow, pki, deps.maxApiSessionCertificates ?? DEFAULT_MAX_API_SESSION_CERTIFICATES);
 
     const subscription = await subscribeIdentityEvents(deps.bus, { sessionCerts, enrollments });
-    closers.push(() => subscription.stop());
+    onStop(() => subscription.stop());
 
     const ready = async () => (await db.pool.query('SELECT 1')).rowCount === 1;
-    const app = createServiceApp({
-      owner: SERVICE_NAME,
-      internalSecret: deps.internalSecret,
+    return {
+      app: createServiceApp({
+        owner: SERVICE_NAME,
+        internalSecret: deps.internalSecret,
+        ready,
+        outcomes: enrollmentOutcomes,
+        handlers: {
+          ...trustHandlers(pki, jwts),
+          ...enrollHandlers(flows, deps.internalSecret),
+          ...enrollmentHandlers(enrollments),
+          ...caHandlers(cas),
+          ...sessionCertHandlers(sessionCerts),
+        },
+      }),
+      grpc: [
+        {
+          definition: PkiEnrollmentServiceService,
+          implementation: pkiEnrollmentServer({ pki, jwts, address, enrollments, routers, cas: uow.repos.cas }) as unknown as UntypedServiceImplementation,
+        },
+        integrityService(pkiIntegrity(db.pool, () => relay.flush())),
+        maintenance(deps.databaseUrl, db.pool, log),
+      ],
       ready,
-      outcomes: enrollmentOutcomes,
-      handlers: {
-        ...trustHandlers(pki, jwts),
-        ...enrollHandlers(flows, deps.internalSecret),
-        ...enrollmentHandlers(enrollments),
-        ...caHandlers(cas),
-        ...sessionCertHandlers(sessionCerts),
-      },
-    });
-    const http = await listenHttp(app, deps.http.host, deps.http.port, SERVICE_NAME);
-    closers.push(() => http.close());
-    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
-      {
-        definition: PkiEnrollmentServiceService,
-        implementation: pkiEnrollmentServer({ pki, jwts, address, enrollments, routers, cas: uow.repos.cas }) as unknown as UntypedServiceImplementation,
-      },
-      integrityService(pkiIntegrity(db.pool, () => relay.flush())),
-      healthService(SERVICE_NAME, ready),
-      maintenance(deps.databaseUrl, db.pool, log),
-    ], 'pki-enrollment');
-    closers.push(() => grpc.stop());
-    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
-    return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+    };
+  });
 }

@@ -1,8 +1,8 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { createServiceApp } from '@ziti/http-kit';
-import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
+import { startOutboxRelay } from '@ziti/messaging';
 import { PolicyServiceService } from '@ziti/proto';
-import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { type ContextDeps, type RunningContext, integrityService, startContext } from '@ziti/service-kit';
 import { AccessManager } from './domain/access-manager.js';
 import { ConfigManager } from './domain/config-manager.js';
 import { PolicyManager } from './domain/policy-manager.js';
@@ -25,18 +25,9 @@ import { serviceHandlers } from './http/services.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
 import { SqlUnitOfWork } from './store/unit-of-work.js';
-import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 /** What the composition root needs from its host (standalone `main.ts` or the all-in-one controller). */
-export interface ServiceDeps {
-  databaseUrl: string;
-  bus: EventBus;
-  cache: Cache;
-  /** Secret shared with the gateway, used to verify the signed principal. */
-  internalSecret: string;
-  /** Port 0 = ephemeral. */
-  http: { host: string; port: number };
-  grpc: { host: string; port: number };
+export interface ServiceDeps extends ContextDeps {
   /** pki-enrollment's gRPC address (or a function giving it): router enrollment fields. Optional. */
   pkiEnrollmentGrpc?: AddressSource;
   /** posture's gRPC address (or a function giving it): postureQueries. Optional. */
@@ -45,15 +36,9 @@ export interface ServiceDeps {
   identityAuthGrpc?: AddressSource;
   /** Pool size (default 10). */
   databasePoolSize?: number;
-  log?: (m: string) => void;
 }
 
-export interface RunningService {
-  name: string;
-  httpUrl: string;
-  grpcAddress: string;
-  stop(): Promise<void>;
-}
+export type RunningService = RunningContext;
 
 function schemaHint(err: unknown): unknown {
   const e = err as { message?: string };
@@ -62,26 +47,19 @@ function schemaHint(err: unknown): unknown {
 }
 
 /** Starts the policy context: its HTTP slice of the Edge API, its gRPC server, its event consumers and its outbox relay. */
-export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const serviceLog = logger(SERVICE_NAME);
-  const log = deps.log ?? lineLogger(serviceLog);
-  // The relay's failures keep their error (and stack) unless the caller takes text lines.
-  const relayLog = deps.log ? (m: string, err?: unknown) => log(err ? `${m}: ${String(err)}` : m) : problemLogger(serviceLog);
-  const db = openDatabase(deps.databaseUrl, log, deps.databasePoolSize);
-  const ready = async () => (await db.pool.query('SELECT 1')).rowCount === 1;
-  const closers: (() => Promise<unknown>)[] = [() => db.close()];
-  const stop = async () => {
-    for (const close of closers.splice(0).reverse()) await close().catch((err) => log(`${SERVICE_NAME}: stop: ${err}`));
-  };
-  try {
-    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: relayLog });
-    closers.push(() => relay.stop());
+export function startService(deps: ServiceDeps): Promise<RunningService> {
+  return startContext(SERVICE_NAME, deps, async ({ log, problemLog, onStop }) => {
+    const db = openDatabase(deps.databaseUrl, log, deps.databasePoolSize);
+    onStop(() => db.close());
+    const ready = async () => (await db.pool.query('SELECT 1')).rowCount === 1;
+    const relay = startOutboxRelay({ pool: db.pool, bus: deps.bus, log: problemLog });
+    onStop(() => relay.stop());
     const uow = new SqlUnitOfWork(db, () => relay.notify());
     const pki = pkiRouterEnrollments(deps.pkiEnrollmentGrpc, log);
     const posture = postureEvaluator(deps.postureGrpc, log);
     const routerIdentities = identityAuthRouterIdentities(deps.identityAuthGrpc, log);
     const identityViews = identityAuthIdentityViews(deps.identityAuthGrpc, log);
-    closers.push(async () => {
+    onStop(() => {
       pki.close();
       posture.close();
       routerIdentities.close();
@@ -102,33 +80,27 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const integrity = new IntegrityManager(uow, new SqlIntegrityStore(db.pool), projections, routerIdentities);
 
     const subscriptions = await startProjectionConsumers(deps.bus, projections, log);
-    closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));
+    onStop(() => Promise.all(subscriptions.map((s) => s.stop())));
 
-    const app = createServiceApp({
-      owner: SERVICE_NAME,
-      internalSecret: deps.internalSecret,
+    return {
+      app: createServiceApp({
+        owner: SERVICE_NAME,
+        internalSecret: deps.internalSecret,
+        ready,
+        handlers: {
+          ...configHandlers(configs, services, access),
+          ...serviceHandlers(services, access, configs, routers, policies, render),
+          ...routerHandlers(routers, services, access, policies, render, usage),
+          ...policyHandlers(policies, render, services, routers, access),
+          ...identityHandlers(access, policies, routers, render),
+        },
+      }),
+      grpc: [
+        { definition: PolicyServiceService, implementation: policyServer(projections, usage, access) as unknown as UntypedServiceImplementation },
+        integrityService(policyIntegrity(integrity, db.pool, () => relay.flush())),
+        maintenance(deps.databaseUrl, db.pool, log),
+      ],
       ready,
-      handlers: {
-        ...configHandlers(configs, services, access),
-        ...serviceHandlers(services, access, configs, routers, policies, render),
-        ...routerHandlers(routers, services, access, policies, render, usage),
-        ...policyHandlers(policies, render, services, routers, access),
-        ...identityHandlers(access, policies, routers, render),
-      },
-    });
-    const http = await listenHttp(app, deps.http.host, deps.http.port, SERVICE_NAME);
-    closers.push(() => http.close());
-    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
-      { definition: PolicyServiceService, implementation: policyServer(projections, usage, access) as unknown as UntypedServiceImplementation },
-      integrityService(policyIntegrity(integrity, db.pool, () => relay.flush())),
-      healthService(SERVICE_NAME, ready),
-      maintenance(deps.databaseUrl, db.pool, log),
-    ], 'policy');
-    closers.push(() => grpc.stop());
-    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
-    return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+    };
+  });
 }

@@ -1,7 +1,7 @@
 import { createSchemaPool } from '@ziti/db-kit';
 import { createServiceApp } from '@ziti/http-kit';
-import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
-import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { startOutboxRelay } from '@ziti/messaging';
+import { type ContextDeps, type RunningContext, integrityService, startContext } from '@ziti/service-kit';
 import { ServiceUpdates } from './domain/service-updates.js';
 import { SessionManager } from './domain/session-manager.js';
 import { sessionOutcomes } from './http/metrics.js';
@@ -14,20 +14,11 @@ import { sessionHandlers } from './http/sessions.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { ServiceUpdateRepository, SessionRepository } from './store/session-repo.js';
 import { PublishingSessionStore } from './events/session-events.js';
-import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 export type { Address };
 
 /** What the composition root needs from its host (standalone `main.ts` or the all-in-one controller). */
-export interface ServiceDeps {
-  databaseUrl: string;
-  bus: EventBus;
-  cache: Cache;
-  /** Secret shared with the gateway, used to verify the signed principal. */
-  internalSecret: string;
-  /** Port 0 = ephemeral. */
-  http: { host: string; port: number };
-  grpc: { host: string; port: number };
+export interface ServiceDeps extends ContextDeps {
   /** gRPC addresses of the contexts POST /sessions asks (a function when known only later). */
   policyGrpc?: Address;
   postureGrpc?: Address;
@@ -42,38 +33,25 @@ export interface ServiceDeps {
    * `session.deleted` straight on the bus, without the outbox (best-effort). Default false.
    */
   sessionEvents?: boolean;
-  log?: (m: string) => void;
 }
 
-export interface RunningService {
-  name: string;
-  httpUrl: string;
-  grpcAddress: string;
-  stop(): Promise<void>;
-}
+export type RunningService = RunningContext;
 
 /**
  * Starts the session context: sessions and service-update times (Postgres, raw SQL on one pool; the
  * Prisma schema documents the tables), its HTTP slice of the Edge API, its gRPC health service and
  * its event consumers, and its part of the data integrity check. It publishes no events (no outbox relay).
  */
-export async function startService(deps: ServiceDeps): Promise<RunningService> {
-  const serviceLog = logger(SERVICE_NAME);
-  const log = deps.log ?? lineLogger(serviceLog);
-  // The relay's failures keep their error (and stack) unless the caller takes text lines.
-  const relayLog = deps.log ? (m: string, err?: unknown) => log(err ? `${m}: ${String(err)}` : m) : problemLogger(serviceLog);
-  // A connection the server drops while idle (restart, failover) must not crash the process.
-  const pool = createSchemaPool(deps.databaseUrl, SCHEMA, { max: deps.poolSize ?? 10 }, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
-  const ready = async () => (await pool.query('SELECT 1')).rowCount === 1;
-  const closers: (() => Promise<unknown>)[] = [() => pool.end()];
-  const stop = async () => {
-    for (const close of closers.splice(0).reverse()) await close().catch((err) => log(`${SERVICE_NAME}: stop: ${err}`));
-  };
-  try {
+export function startService(deps: ServiceDeps): Promise<RunningService> {
+  return startContext(SERVICE_NAME, deps, async ({ log, problemLog, onStop }) => {
+    // A connection the server drops while idle (restart, failover) must not crash the process.
+    const pool = createSchemaPool(deps.databaseUrl, SCHEMA, { max: deps.poolSize ?? 10 }, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
+    onStop(() => pool.end());
+    const ready = async () => (await pool.query('SELECT 1')).rowCount === 1;
     const policy = grpcPolicyPort(deps.policyGrpc);
     const posture = grpcPosturePort(deps.postureGrpc);
     const keys = grpcSessionTokenSource(deps.pkiEnrollmentGrpc);
-    closers.push(async () => {
+    onStop(() => {
       policy.close();
       posture.close();
       keys.close();
@@ -83,7 +61,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const sessions = new SessionManager(store, policy, posture, remoteSessionSigner(keys), log);
     const updates = new ServiceUpdates(new ServiceUpdateRepository(pool));
     const subscriptions = await subscribeAll(deps.bus, sessions, updates, log);
-    closers.push(async () => Promise.all(subscriptions.map((s) => s.stop())));
+    onStop(() => Promise.all(subscriptions.map((s) => s.stop())));
 
     const sweepSeconds = deps.postureSweepSeconds ?? 5;
     if (sweepSeconds > 0) {
@@ -97,27 +75,22 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
           .finally(() => (running = false));
       }, sweepSeconds * 1000);
       timer.unref();
-      closers.push(async () => clearInterval(timer));
+      onStop(() => clearInterval(timer));
     }
 
-    const app = createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates, deps.sessionEvents), outcomes: sessionOutcomes, ready });
-    const http = await listenHttp(app, deps.http.host, deps.http.port, SERVICE_NAME);
-    closers.push(() => http.close());
     // No relay runs here (the context writes no events); the integrity fix drains a stray row with a one-off flush.
     const flushOutbox = async () => {
-      const relay = startOutboxRelay({ pool, bus: deps.bus, pollIntervalMs: 3_600_000, log: relayLog });
+      const relay = startOutboxRelay({ pool, bus: deps.bus, pollIntervalMs: 3_600_000, log: problemLog });
       try {
         await relay.flush();
       } finally {
         await relay.stop();
       }
     };
-    const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [integrityService(sessionIntegrity(pool, flushOutbox)), healthService(SERVICE_NAME, ready), maintenance(deps.databaseUrl, pool, log)], 'session');
-    closers.push(() => grpc.stop());
-    log(`${SERVICE_NAME}: http ${http.url}, grpc ${grpc.address}`);
-    return { name: SERVICE_NAME, httpUrl: http.url, grpcAddress: grpc.address, stop };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+    return {
+      app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates, deps.sessionEvents), outcomes: sessionOutcomes, ready }),
+      grpc: [integrityService(sessionIntegrity(pool, flushOutbox)), maintenance(deps.databaseUrl, pool, log)],
+      ready,
+    };
+  });
 }
