@@ -77,41 +77,41 @@ function stripUnknown(schema: TSchema, value: unknown): void {
 }
 
 /**
- * The first integer in `value` (and its path) that is not a safe integer (beyond ±2^53-1 a JSON number
- * is no longer the integer that was sent, and no column holds 1e308), or undefined. The spec's
- * integers are int64; the contexts store them in integer columns.
+ * The first finding of `at` in `value`, walking it along `schema` (object properties and
+ * additional properties, intersections, array items, the union member that matches): `at` is
+ * asked at every node, parents before children, and the first answer wins.
  */
-function firstUnsafeInteger(schema: TSchema, value: unknown, path: string): { path: string; value: number } | undefined {
+function firstInSchema<F>(schema: TSchema, value: unknown, path: string, at: (schema: TSchema, value: unknown, path: string) => F | undefined): F | undefined {
+  const here = at(schema, value, path);
+  if (here !== undefined) return here;
   switch (schema[Kind]) {
-    case 'Integer':
-      return typeof value === 'number' && !Number.isSafeInteger(value) ? { path, value } : undefined;
     case 'Object': {
       if (!isObject(value)) return undefined;
       const props = (schema.properties ?? {}) as Record<string, TSchema>;
       const extra = schema.additionalProperties as unknown;
       for (const key of Object.keys(value)) {
         const inner = Object.hasOwn(props, key) ? props[key]! : isSchema(extra) ? extra : undefined;
-        const found = inner && firstUnsafeInteger(inner, value[key], path ? `${path}.${key}` : key);
-        if (found) return found;
+        const found = inner && firstInSchema(inner, value[key], path ? `${path}.${key}` : key, at);
+        if (found !== undefined) return found;
       }
       return undefined;
     }
     case 'Intersect':
       for (const member of schema.allOf as TSchema[]) {
-        const found = firstUnsafeInteger(member, value, path);
-        if (found) return found;
+        const found = firstInSchema(member, value, path, at);
+        if (found !== undefined) return found;
       }
       return undefined;
     case 'Array':
       if (!Array.isArray(value)) return undefined;
       for (let i = 0; i < value.length; i++) {
-        const found = firstUnsafeInteger(schema.items as TSchema, value[i], path ? `${path}.${i}` : String(i));
-        if (found) return found;
+        const found = firstInSchema(schema.items as TSchema, value[i], path ? `${path}.${i}` : String(i), at);
+        if (found !== undefined) return found;
       }
       return undefined;
     case 'Union': {
       const member = (schema.anyOf as TSchema[]).find((m) => checker(m).Check(value));
-      return member ? firstUnsafeInteger(member, value, path) : undefined;
+      return member ? firstInSchema(member, value, path, at) : undefined;
     }
     default:
       return undefined;
@@ -119,47 +119,25 @@ function firstUnsafeInteger(schema: TSchema, value: unknown, path: string): { pa
 }
 
 /**
+ * The first integer in `value` (and its path) that is not a safe integer (beyond ±2^53-1 a JSON number
+ * is no longer the integer that was sent, and no column holds 1e308), or undefined. The spec's
+ * integers are int64; the contexts store them in integer columns.
+ */
+function firstUnsafeInteger(schema: TSchema, value: unknown, path: string): { path: string; value: number } | undefined {
+  return firstInSchema(schema, value, path, (s, v, p) => (s[Kind] === 'Integer' && typeof v === 'number' && !Number.isSafeInteger(v) ? { path: p, value: v } : undefined));
+}
+
+/**
  * The first value in `value` (and its path) whose schema carries `maxJsonBytes` (the contract's
  * `Tags`) and whose JSON is longer than that many UTF-8 bytes, or undefined.
  */
 function firstOversized(schema: TSchema, value: unknown, path: string): { path: string; bytes: number; max: number } | undefined {
-  const max = schema.maxJsonBytes as unknown;
-  if (typeof max === 'number' && value !== undefined) {
-    const bytes = Buffer.byteLength(JSON.stringify(value));
-    if (bytes > max) return { path, bytes, max };
-  }
-  switch (schema[Kind]) {
-    case 'Object': {
-      if (!isObject(value)) return undefined;
-      const props = (schema.properties ?? {}) as Record<string, TSchema>;
-      const extra = schema.additionalProperties as unknown;
-      for (const key of Object.keys(value)) {
-        const inner = Object.hasOwn(props, key) ? props[key]! : isSchema(extra) ? extra : undefined;
-        const found = inner && firstOversized(inner, value[key], path ? `${path}.${key}` : key);
-        if (found) return found;
-      }
-      return undefined;
-    }
-    case 'Intersect':
-      for (const member of schema.allOf as TSchema[]) {
-        const found = firstOversized(member, value, path);
-        if (found) return found;
-      }
-      return undefined;
-    case 'Array':
-      if (!Array.isArray(value)) return undefined;
-      for (let i = 0; i < value.length; i++) {
-        const found = firstOversized(schema.items as TSchema, value[i], path ? `${path}.${i}` : String(i));
-        if (found) return found;
-      }
-      return undefined;
-    case 'Union': {
-      const member = (schema.anyOf as TSchema[]).find((m) => checker(m).Check(value));
-      return member ? firstOversized(member, value, path) : undefined;
-    }
-    default:
-      return undefined;
-  }
+  return firstInSchema(schema, value, path, (s, v, p) => {
+    const max = s.maxJsonBytes as unknown;
+    if (typeof max !== 'number' || v === undefined) return undefined;
+    const bytes = Buffer.byteLength(JSON.stringify(v));
+    return bytes > max ? { path: p, bytes, max } : undefined;
+  });
 }
 
 const fieldOf = (path: string) => path.replace(/^\//, '').replace(/\//g, '.') || '(root)';

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { ApiError } from '@ziti/errors';
 import { createServiceApp } from '@ziti/http-kit';
 import { IdentityAuthServiceService } from '@ziti/proto';
-import { type Cache, type EventBus, startOutboxRelay } from '@ziti/messaging';
-import { healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
+import { startOutboxRelay } from '@ziti/messaging';
+import { type ContextDeps, healthService, integrityService, listenHttp, startGrpcServer } from '@ziti/service-kit';
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { identityAuthOutcomes } from './http/metrics.js';
 import { type PkiAddress, grpcPkiContext } from './clients/pki-client.js';
@@ -67,16 +67,7 @@ import { PrismaUnitOfWork } from './store/unit-of-work.js';
 import { lineLogger, logger, problemLogger } from '@ziti/log';
 
 /** What the identity-auth context needs from its host (the standalone main or the all-in-one launcher). */
-export interface IdentityAuthDeps {
-  databaseUrl: string;
-  bus: EventBus;
-  cache: Cache;
-  /** Secret shared with the gateway, verifying its signed principals. */
-  internalSecret: string;
-  /** Port 0 = ephemeral. */
-  http: { host: string; port: number };
-  /** Port 0 = ephemeral. */
-  grpc: { host: string; port: number };
+export interface IdentityAuthDeps extends ContextDeps {
   /** Where a generated default-admin password is written (`admin-password`, mode 0600). */
   dataDir: string;
   /**
@@ -130,7 +121,6 @@ export interface IdentityAuthDeps {
    * Default false.
    */
   authenticationEvents?: boolean;
-  log?: (msg: string) => void;
 }
 
 export interface RunningService {
