@@ -207,8 +207,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     // copy in memory in front of Redis; one object for both, so a drop clears the copy at once.
     const principalCache: Cache = opts.redisUrl ? createNearCache(cache) : cache;
 
-    const others = [pkiEnrollment, policy, session, posture];
-    for (const ctx of [identityAuth, ...others]) await ctx.runMigrations(databaseUrl, log);
+    for (const ctx of [identityAuth, pkiEnrollment, policy, session, posture]) await ctx.runMigrations(databaseUrl, log);
 
     const given = opts.servicePorts === 'ephemeral' ? {} : (opts.servicePorts ?? {});
     // Without a `log` of the caller's, each context logs under its own name.
@@ -242,15 +241,15 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     late.running = running;
     // gRPC addresses between contexts, resolved when first used (a context may start before the one it calls).
     const grpcOf = (name: string) => () => running.find((s) => s.name === name)?.grpcAddress;
-    // Each context's own settings (only pki-enrollment holds the server key secret).
-    const extras: Record<string, Record<string, unknown> & { serverKeySecret?: string }> = {
-      session: { policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), sessionEvents: emits('session') },
-      posture: { policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') },
-      policy: { pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth') },
-      'pki-enrollment': { identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey, serverKeySecret, maxApiSessionCertificates: opts.maxApiSessionCertificates },
-    };
-    for (const ctx of others) {
-      const service = await ctx.startService({ ...common, ...ports(ctx.SERVICE_NAME), serverKeySecret: '', ...extras[ctx.SERVICE_NAME] });
+    // Each context with its own settings, in start order (only pki-enrollment holds the server key secret).
+    const starts: (() => Promise<{ name: string; httpUrl: string; grpcAddress: string; stop(): Promise<void> }>)[] = [
+      () => pkiEnrollment.startService({ ...common, ...ports(pkiEnrollment.SERVICE_NAME), identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey, serverKeySecret, maxApiSessionCertificates: opts.maxApiSessionCertificates }),
+      () => policy.startService({ ...common, ...ports(policy.SERVICE_NAME), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth') }),
+      () => session.startService({ ...common, ...ports(session.SERVICE_NAME), policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), sessionEvents: emits('session') }),
+      () => posture.startService({ ...common, ...ports(posture.SERVICE_NAME), policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') }),
+    ];
+    for (const start of starts) {
+      const service = await start();
       started.push(service);
       running.push(service);
     }
