@@ -144,8 +144,11 @@ describe('key rotation', () => {
     const newKid = /new OIDC signing key (\S+);/.exec(stdout)?.[1];
     expect(newKid).toBeTruthy();
     expect(newKid).not.toBe(oldKid);
-    const keys = await ctl().http.request({ method: 'GET', path: '/oidc/keys', validate: false });
-    expect(keys.body.keys.map((k: { kid: string }) => k.kid).sort()).toEqual([oldKid, newKid].sort());
+    // The published set is at most a second old: the new key shows within that.
+    const published = async () => ((await ctl().http.request({ method: 'GET', path: '/oidc/keys', validate: false })).body.keys as { kid: string }[]).map((k) => k.kid).sort();
+    let kids = await published();
+    for (const until = Date.now() + 1500; !kids.includes(newKid!) && Date.now() < until; kids = await published()) await new Promise((r) => setTimeout(r, 100));
+    expect(kids).toEqual([oldKid, newKid].sort());
     expectSuccess(await bearerApi(ctl().http, access).client('GET', '/current-identity'));
     expectSuccess(await bearerApi(b.http, access).client('GET', '/current-identity'));
     const next = await refreshAsCSdk(ctl().http, refresh);
