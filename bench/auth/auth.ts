@@ -140,6 +140,8 @@ async function main(): Promise<void> {
     adminPassword,
     // The gateway's login guards as `npm start` configures them (on by default; ZITI_AUTH_RATE_LIMITER, ZITI_LOGIN_FAILURES_*).
     guards: loadGuardConfig(process.env),
+    // The bound on an identity's API sessions as `npm start` reads it (ZITI_MAX_API_SESSIONS_PER_IDENTITY, default 100).
+    maxApiSessionsPerIdentity: process.env.ZITI_MAX_API_SESSIONS_PER_IDENTITY ? Number(process.env.ZITI_MAX_API_SESSIONS_PER_IDENTITY) : undefined,
     log: () => undefined,
     // Every line is still made (its cost is part of a login's), then dropped instead of flooding the output.
     logging: { destination: { write: () => true } },
