@@ -10,6 +10,7 @@ import {
   createInternalPki,
   holdInternalCredentials,
   internalChannelCredentials,
+  internalChannelOptions,
   readInternalTlsDir,
 } from '@ziti/service-kit';
 import { type Cluster, CONTEXTS, startCluster } from './support/cluster.js';
@@ -55,7 +56,7 @@ const httpUrl = (ctx: ContextName) => `https://127.0.0.1:${cluster.replicas.find
 
 /** One unary call, answering the response or the error (never throwing). */
 function unary(Client: Ctor, address: string, creds: ReturnType<typeof credentials.createInsecure>, server: string, method: string, request: object) {
-  const client = new Client(address, creds, { 'grpc.ssl_target_name_override': server });
+  const client = new Client(address, creds, internalChannelOptions(server as ContextName));
   const name = Object.entries(Client.service).find(([, d]) => d.path.endsWith(`/${method}`))![0];
   return new Promise<{ err: ServiceError | null; res?: unknown }>((resolve) => {
     (client as unknown as Record<string, (...a: unknown[]) => void>)[name]!(request, new Metadata(), { deadline: Date.now() + 10_000 }, (err: ServiceError | null, res: unknown) => {
@@ -111,7 +112,7 @@ describe('the internal plane of separate processes', () => {
 
   it("streams no private key in pki-enrollment's schema dump (the PKI's keys are sealed)", async () => {
     const Maintenance = clients['ziti.v1.MaintenanceService']!;
-    const client = new Maintenance(grpcAddress('pki-enrollment'), internalChannelCredentials('gateway', 'pki-enrollment'), { 'grpc.ssl_target_name_override': 'pki-enrollment' });
+    const client = new Maintenance(grpcAddress('pki-enrollment'), internalChannelCredentials('gateway', 'pki-enrollment'), internalChannelOptions('pki-enrollment'));
     const lines: string[] = [];
     await new Promise<void>((resolve, reject) => {
       const stream = (client as unknown as { dumpSchema(r: object): NodeJS.EventEmitter }).dumpSchema({ snapshotId: '' });

@@ -176,6 +176,14 @@ export function internalChannelCredentials(caller: ContextName, server: ContextN
   return experimental.createCertificateProviderChannelCredentials(creds, creds, { checkServerIdentity: expectServer(server) });
 }
 
+/**
+ * The channel options of a client of `server`: the TLS server name is that context (an address is
+ * no valid SNI name; the server is checked by its certificate, `internalChannelCredentials`).
+ */
+export function internalChannelOptions(server: ContextName): Partial<ClientOptions> {
+  return { 'grpc.ssl_target_name_override': server };
+}
+
 /** The context that serves a generated client's service (its package-qualified name). */
 function ownerOf(service: ServiceDefinition): ContextName | undefined {
   const path = Object.values(service)[0]?.path ?? '';
@@ -196,8 +204,7 @@ export function grpcClient<C>(Ctor: GrpcClientConstructor<C>, address: string, c
   const expected = server ?? ownerOf(Ctor.service);
   if (!expected) throw new Error(`grpcClient: name the context that serves ${Ctor.name} at ${address}`);
   let remote: (C & { close(): void }) | undefined;
-  // The TLS server name is the expected context (an address is no valid SNI name; the check is by certificate).
-  const network = () => (remote ??= new Ctor(address, internalChannelCredentials(context, expected), { 'grpc.ssl_target_name_override': expected }) as C & { close(): void });
+  const network = () => (remote ??= new Ctor(address, internalChannelCredentials(context, expected), internalChannelOptions(expected)) as C & { close(): void });
   const client: Record<string, unknown> = {
     close: () => remote?.close(),
   };

@@ -19,7 +19,7 @@ export {
   waitForDependency,
 } from './process.js';
 export { type ContextProcess, runContextProcess } from './context-process.js';
-export { IN_PROCESS_CALLER, REQUEST_ID_METADATA, grpcClient, inProcessEnabled, internalChannelCredentials, localHttpApp, registerGrpcServer, registerHttpApp } from './in-process.js';
+export { IN_PROCESS_CALLER, REQUEST_ID_METADATA, grpcClient, inProcessEnabled, internalChannelCredentials, internalChannelOptions, localHttpApp, registerGrpcServer, registerHttpApp } from './in-process.js';
 export { MAX_HOLD_SECONDS, type MaintenancePort, maintenanceService } from './maintenance.js';
 export {
   Findings,

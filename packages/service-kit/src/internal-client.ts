@@ -1,6 +1,6 @@
 import type { ChannelCredentials, ServiceDefinition } from '@grpc/grpc-js';
 import { request } from 'node:https';
-import { internalChannelCredentials } from './in-process.js';
+import { internalChannelCredentials, internalChannelOptions } from './in-process.js';
 import { INTERNAL_RPC_CALLERS } from './internal-acl.js';
 import { type ContextName, internalCredentials } from './internal-tls.js';
 
@@ -62,26 +62,15 @@ export async function internalFetch(url: string, init: { method?: string; header
 type GrpcCtor<C> = { new (address: string, creds: ChannelCredentials, options?: object): C; service: ServiceDefinition };
 
 /**
- * Calls a context's gRPC server over the network as whichever context `INTERNAL_RPC_CALLERS`
- * allows first for each method (one client per caller): for tests of a context's RPCs, which
- * stand in for several callers at once. `call` rejects with the grpc-js error.
+ * `internalTestClient` with promises: `call(method, req)` resolves with the answer and rejects with
+ * the grpc-js error.
  */
 export function internalRpc<C>(Ctor: GrpcCtor<C>, address: string, server: ContextName): { call<Res>(method: keyof C & string, req: object): Promise<Res>; close(): void } {
-  const clients = new Map<ContextName, C>();
-  const clientFor = (caller: ContextName) => {
-    let c = clients.get(caller);
-    if (!c) clients.set(caller, (c = new Ctor(address, internalChannelCredentials(caller, server), { 'grpc.ssl_target_name_override': server })));
-    return c;
-  };
+  const client = internalTestClient(Ctor, address, server) as unknown as Record<string, (r: object, cb: (e: Error | null, r: unknown) => void) => void> & { close(): void };
   return {
-    call<Res>(method: keyof C & string, req: object) {
-      const def = Object.entries(Ctor.service).find(([name, d]) => name === method || d.originalName === method)?.[1];
-      const caller = def ? INTERNAL_RPC_CALLERS[def.path]?.[0] : undefined;
-      if (!caller) return Promise.reject(new Error(`no context may call ${method}`));
-      const client = clientFor(caller) as Record<string, (r: object, cb: (e: Error | null, r: Res) => void) => void>;
-      return new Promise<Res>((resolve, reject) => client[method]!.call(client, req, (e, r) => (e ? reject(e) : resolve(r))));
-    },
-    close: () => clients.forEach((c) => (c as { close(): void }).close()),
+    call: <Res>(method: keyof C & string, req: object) =>
+      new Promise<Res>((resolve, reject) => client[method]!.call(client, req, (e, r) => (e ? reject(e) : resolve(r as Res)))),
+    close: () => client.close(),
   };
 }
 
@@ -94,7 +83,7 @@ export function internalTestClient<C>(Ctor: GrpcCtor<C>, address: string, server
   const clients = new Map<ContextName, C>();
   const clientFor = (caller: ContextName) => {
     let c = clients.get(caller);
-    if (!c) clients.set(caller, (c = new Ctor(address, internalChannelCredentials(caller, server), { 'grpc.ssl_target_name_override': server })));
+    if (!c) clients.set(caller, (c = new Ctor(address, internalChannelCredentials(caller, server), internalChannelOptions(server))));
     return c as Record<string, (...args: unknown[]) => unknown>;
   };
   const out: Record<string, unknown> = { close: () => clients.forEach((c) => (c as { close(): void }).close()) };
