@@ -20,10 +20,18 @@ export interface HttpListener {
 /** Paths any caller may probe on an internal listener (a kubelet has no internal identity): they tell only whether the context is up. */
 const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 
+// A TLS connection's peer does not change: it is read once per connection, not once per request.
+const gatewaySockets = new WeakMap<TLSSocket, boolean>();
+
 /** Whether a request on an internal listener comes from the gateway (its verified internal certificate). */
 export function fromGateway(req: IncomingMessage): boolean {
   const socket = req.socket as TLSSocket;
-  return socket.authorized === true && peerContext(socket.getPeerCertificate?.()) === 'gateway';
+  let known = gatewaySockets.get(socket);
+  if (known === undefined) {
+    known = socket.authorized === true && peerContext(socket.getPeerCertificate?.()) === 'gateway';
+    gatewaySockets.set(socket, known);
+  }
+  return known;
 }
 
 /**
