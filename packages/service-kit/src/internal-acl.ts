@@ -17,6 +17,9 @@ export const INTERNAL_RPC_CALLERS: Readonly<Record<string, readonly ContextName[
   '/ziti.v1.IdentityAuthService/EnsureRouterIdentity': ['policy'],
   '/ziti.v1.IdentityAuthService/DeleteRouterIdentity': ['policy'],
   '/ziti.v1.IdentityAuthService/RenderIdentities': ['policy'],
+  '/ziti.v1.IdentityAuthService/ListLegacyApiSessions': ['fabric'],
+  '/ziti.v1.IdentityAuthService/TouchApiSessions': ['fabric'],
+  '/ziti.v1.IdentityAuthService/GetTokenVerificationKeys': ['fabric'],
   // pki-enrollment
   '/ziti.v1.PkiEnrollmentService/CreateEnrollment': ['identity-auth'],
   '/ziti.v1.PkiEnrollmentService/ListEnrollments': ['identity-auth'],
@@ -26,19 +29,32 @@ export const INTERNAL_RPC_CALLERS: Readonly<Record<string, readonly ContextName[
   '/ziti.v1.PkiEnrollmentService/SignIdentityCsr': ['identity-auth'],
   '/ziti.v1.PkiEnrollmentService/IssueServerCertificate': ['gateway'],
   '/ziti.v1.PkiEnrollmentService/SignSessionTokens': ['session'],
-  '/ziti.v1.PkiEnrollmentService/GetSigningCertificate': ['policy', 'session'],
+  '/ziti.v1.PkiEnrollmentService/GetSigningCertificate': ['policy', 'session', 'fabric'],
   '/ziti.v1.PkiEnrollmentService/CreateRouterEnrollment': ['policy'],
-  '/ziti.v1.PkiEnrollmentService/GetRouterEnrollment': ['policy'],
+  '/ziti.v1.PkiEnrollmentService/GetRouterEnrollment': ['policy', 'fabric'],
   '/ziti.v1.PkiEnrollmentService/DeleteRouterEnrollment': ['policy'],
+  '/ziti.v1.PkiEnrollmentService/IssueCtrlCertificate': ['fabric'],
   // policy
   '/ziti.v1.PolicyService/SyncIdentity': ['identity-auth'],
   '/ziti.v1.PolicyService/SyncPostureCheck': ['posture'],
   '/ziti.v1.PolicyService/GetRoleAttributeUsage': ['identity-auth', 'posture'],
-  '/ziti.v1.PolicyService/GetServiceAccess': ['session'],
+  '/ziti.v1.PolicyService/GetServiceAccess': ['session', 'fabric'],
   '/ziti.v1.PolicyService/ListPostureCheckServices': ['posture'],
+  '/ziti.v1.PolicyService/GetRouter': ['fabric'],
+  '/ziti.v1.PolicyService/GetRouterDataModel': ['fabric'],
+  '/ziti.v1.PolicyService/UpsertEdgeTerminator': ['fabric'],
+  '/ziti.v1.PolicyService/UpdateTerminator': ['fabric'],
+  '/ziti.v1.PolicyService/RemoveTerminators': ['fabric'],
+  '/ziti.v1.PolicyService/ListServiceTerminators': ['fabric'],
   // posture
   '/ziti.v1.PostureService/EvaluatePostureChecks': ['session', 'policy'],
   '/ziti.v1.PostureService/RecordFailedServiceRequest': ['session'],
+  // session
+  '/ziti.v1.SessionService/GetSessions': ['fabric'],
+  // fabric
+  '/ziti.v1.FabricService/GetRouterStates': ['policy', 'session'],
+  '/ziti.v1.FabricService/DisconnectRouter': ['policy'],
+  '/ziti.v1.FabricService/GetIdentityConnections': ['identity-auth'],
   // every context, for the gateway: readiness, counts, snapshots, data integrity
   '/ziti.v1.HealthService/Check': ['gateway'],
   '/ziti.v1.MaintenanceService/CountEntities': ['gateway'],
@@ -58,6 +74,8 @@ export const INTERNAL_SERVICE_OWNERS: Readonly<Record<string, ContextName>> = {
   'ziti.v1.PkiEnrollmentService': 'pki-enrollment',
   'ziti.v1.PolicyService': 'policy',
   'ziti.v1.PostureService': 'posture',
+  'ziti.v1.SessionService': 'session',
+  'ziti.v1.FabricService': 'fabric',
 };
 
 /** Whether `caller` may call the method at `path`. */

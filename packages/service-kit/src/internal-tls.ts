@@ -13,7 +13,7 @@ import type { experimental } from '@grpc/grpc-js';
  * change, so a renewal needs no restart.
  */
 
-export const CONTEXT_NAMES = ['gateway', 'identity-auth', 'pki-enrollment', 'policy', 'session', 'posture'] as const;
+export const CONTEXT_NAMES = ['gateway', 'identity-auth', 'pki-enrollment', 'policy', 'session', 'posture', 'fabric'] as const;
 export type ContextName = (typeof CONTEXT_NAMES)[number];
 
 export function isContextName(value: unknown): value is ContextName {

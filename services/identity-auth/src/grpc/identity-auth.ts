@@ -82,6 +82,12 @@ export function identityAuthServer(sessions: ApiSessionManager, identities: Iden
     ensureRouterIdentity: unary(async (req) => identityInfo(await identities.ensureRouterIdentity(req.routerId, req.name))),
     deleteRouterIdentity: unary(async (req) => ({ deleted: await identities.deleteRouterIdentity(req.routerId) })),
     // The same `identityDetail` as GET /identities, so other contexts' identity lists cannot drift from it.
+    // TODO(fabric): served by the router control plane work.
+    listLegacyApiSessions: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
+    // TODO(fabric): served by the router control plane work.
+    touchApiSessions: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
+    // TODO(fabric): served by the router control plane work.
+    getTokenVerificationKeys: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
     renderIdentities: unary(async (req) => {
       const ids = idsOf(req.identityIds, MAX_RENDERED_IDENTITIES);
       const views = ids.length > 0 ? await identities.views(ids) : [];

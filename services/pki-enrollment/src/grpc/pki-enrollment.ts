@@ -162,6 +162,8 @@ export function pkiEnrollmentServer(d: GrpcDeps): PkiEnrollmentServiceServer {
       return {};
     }),
     deleteIdentityEnrollments: unary(async (req) => ({ deleted: await d.enrollments.deleteForIdentity(req.identityId) })),
+    // TODO(fabric): served by the router control plane work.
+    issueCtrlCertificate: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
     deleteEnrollment: unary(async (req) => ({ deleted: await d.enrollments.deleteIfPresent(req.id) })),
   };
 }

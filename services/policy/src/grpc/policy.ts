@@ -90,6 +90,18 @@ export function policyServer(projections: ProjectionManager, usage: UsageManager
         }),
       };
     }),
+    // TODO(fabric): served by the router control plane work.
+    getRouter: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
+    // TODO(fabric): served by the router control plane work.
+    getRouterDataModel: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
+    // TODO(fabric): served by the router control plane work.
+    upsertEdgeTerminator: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
+    // TODO(fabric): served by the router control plane work.
+    updateTerminator: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
+    // TODO(fabric): served by the router control plane work.
+    removeTerminators: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
+    // TODO(fabric): served by the router control plane work.
+    listServiceTerminators: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
     listPostureCheckServices: unary(async (r) => ({
       services: (await access.postureCheckServices(r.identityId, r.postureCheckIds)).map((s) => ({ id: s.id, name: s.name, postureCheckIds: s.postureCheckIds })),
     })),
