@@ -46,3 +46,4 @@ export { type InternalPki, createInternalIdentities, createInternalPki, holdProc
 export { INTERNAL_RPC_CALLERS, INTERNAL_SERVICE_OWNERS, mayCall } from './internal-acl.js';
 export { type InternalResponse, internalFetch, internalRequest, internalRpc, internalTestClient } from './internal-client.js';
 export { type ContextDeps, type ContextScope, type ContextServing, type RunningContext, startContext } from './context.js';
+export { type Address, type LazyClient, type Unary, lazyGrpcClient } from './lazy-client.js';

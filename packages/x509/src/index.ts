@@ -3,3 +3,4 @@
 export * from './der.js';
 export * from './x509.js';
 export * from './derive.js';
+export * from './chain.js';

@@ -2,7 +2,7 @@ import { X509Certificate, createPrivateKey, generateKeyPairSync } from 'node:cry
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import forge from 'node-forge';
 import { createTestCa, csrPem, ecKeyPair, rsaKeyPair } from '../testing/certs.js';
-import { verifyChain } from './chain.js';
+import { verifyChain } from '@ziti/x509';
 import { externalIdOf } from './claims.js';
 import { CsrError, parseCsr } from './csr.js';
 import { estCaCertsBody } from './pkcs7.js';

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { verifyChain, usableAsClientCert } from '../crypto/chain.js';
+import { verifyChain, usableAsClientCert } from '@ziti/x509';
 import { externalIdOf } from '../crypto/claims.js';
 import { certPem, fingerprint, pemCertificates } from '@ziti/x509';
 import type { Ca } from './model.js';

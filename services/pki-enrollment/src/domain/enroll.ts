@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/errors';
-import { usableAsClientCert } from '../crypto/chain.js';
+import { usableAsClientCert } from '@ziti/x509';
 import { certCommonName, externalIdOf } from '../crypto/claims.js';
 import { type Csr, CsrError, parseCsr } from '../crypto/csr.js';
 import { certPem, fingerprint } from '@ziti/x509';

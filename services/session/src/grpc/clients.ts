@@ -1,38 +1,10 @@
-import { type Client, Metadata, type ServiceError } from '@grpc/grpc-js';
-import { ApiError, fromGrpcError } from '@ziti/errors';
 import { type EdgeRouterRef, PkiEnrollmentServiceClient, PolicyServiceClient, PostureServiceClient, type SessionTokenClaims, type SigningCertificate } from '@ziti/proto';
 import type { SessionTokenSource } from './signer.js';
 import type { SessionEdgeRouter } from '../domain/model.js';
 import type { PolicyPort, PosturePort } from '../domain/ports.js';
-import { grpcClient } from '@ziti/service-kit';
+import { type Address, type Unary, grpcClient, lazyGrpcClient as lazy } from '@ziti/service-kit';
 
-/** A gRPC address, or a function giving it once known (the all-in-one controller starts the contexts one by one). */
-export type Address = string | (() => string | undefined);
-
-const DEADLINE_MS = 5000;
-
-type Unary<Req, Res> = (req: Req, md: Metadata, opts: { deadline: number }, cb: (err: ServiceError | null, res: Res) => void) => unknown;
-
-/** One lazily created client per address; `call` rejects with the ApiError the callee sent. */
-function lazy<C extends Client>(name: string, address: Address | undefined, make: (addr: string) => C) {
-  let client: C | undefined;
-  return {
-    call<Req, Res>(pick: (c: C) => Unary<Req, Res>, req: Req): Promise<Res> {
-      return new Promise<Res>((resolve, reject) => {
-        if (!client) {
-          const addr = typeof address === 'function' ? address() : address;
-          if (!addr) return reject(ApiError.of('TIMEOUT', { cause: { code: 'UNHANDLED', message: `${name} address unknown` } }));
-          client = make(addr);
-        }
-        const c = client;
-        pick(c).call(c, req, new Metadata(), { deadline: Date.now() + DEADLINE_MS }, (err, res) => (err ? reject(fromGrpcError(err)) : resolve(res)));
-      });
-    },
-    close() {
-      client?.close();
-    },
-  };
-}
+export type { Address };
 
 function edgeRouter(r: EdgeRouterRef): SessionEdgeRouter {
   return {
