@@ -58,6 +58,7 @@ export async function startTestController(extra: Partial<ControllerOptions> = {}
     redisUrl: infra.redisUrl,
     listenHost: '127.0.0.1',
     port: 0,
+    routerCtrlPort: 0,
     servicePorts: 'ephemeral',
     adminUsername: admin.username,
     adminPassword: admin.password,

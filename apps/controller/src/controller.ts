@@ -11,6 +11,7 @@ import { type LogDestination, type LogFormat, type LogLevel, configureLogging, l
 import * as policy from '@ziti/policy';
 import * as posture from '@ziti/posture';
 import * as session from '@ziti/session';
+import * as fabric from '@ziti/fabric';
 import { holdProcessIdentities, waitForDependency } from '@ziti/service-kit';
 import { lockDataDir } from './data-dir-lock.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
@@ -57,6 +58,14 @@ export interface ControllerOptions {
   listenHost?: string;
   /** Gateway port. Default 1280; 0 = ephemeral. */
   port?: number;
+  /**
+   * The router control listener (TLS, what OpenZiti routers dial): its port (default 6262,
+   * OpenZiti's; 0 = a free one) on `listenHost`, and the `host:port` routers are told to dial
+   * (enrollment JWTs' `ctrls`, the listener certificate's name). Default: the host of
+   * `advertisedAddress` (else this machine's name) and the bound port.
+   */
+  routerCtrlPort?: number;
+  routerCtrlAdvertisedAddress?: string;
   /**
    * Port of the Prometheus metrics listener (`GET /metrics`, every context's metrics in one
    * registry, told apart by the `context` label), on `listenHost`; 0 = a free port. Left out:
@@ -137,6 +146,9 @@ export interface RunningController {
   adminUsername: string;
   /** The metrics listener's port, when metrics are served. */
   metricsPort?: number;
+  /** The router control listener's port and the endpoint routers dial (`tls:host:port`). */
+  routerCtrlPort: number;
+  routerCtrlEndpoint: string;
   /** Gateway first, then the contexts, the bus and cache, and the embedded PostgreSQL last. */
   stop(): Promise<void>;
 }
@@ -207,9 +219,18 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     // copy in memory in front of Redis; one object for both, so a drop clears the copy at once.
     const principalCache: Cache = opts.redisUrl ? createNearCache(cache) : cache;
 
-    for (const ctx of [identityAuth, pkiEnrollment, policy, session, posture]) await ctx.runMigrations(databaseUrl, log);
+    for (const ctx of [identityAuth, pkiEnrollment, policy, session, posture, fabric]) await ctx.runMigrations(databaseUrl, log);
 
     const given = opts.servicePorts === 'ephemeral' ? {} : (opts.servicePorts ?? {});
+    // The endpoint routers dial; its port is known once fabric listens (pki-enrollment, which puts it
+    // into router enrollment JWTs, starts before and reads it when it makes one).
+    const routerCtrl: { advertised?: string; port?: number } = { advertised: opts.routerCtrlAdvertisedAddress };
+    const edgeHost = (opts.advertisedAddress ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '') || hostname();
+    const routerCtrlEndpoint = (): string | undefined => {
+      if (routerCtrl.advertised) return `tls:${routerCtrl.advertised}`;
+      if (routerCtrl.port === undefined) return undefined;
+      return `tls:${edgeHost.includes(':') ? `[${edgeHost}]` : edgeHost}:${routerCtrl.port}`;
+    };
     // Without a `log` of the caller's, each context logs under its own name.
     const common = { databaseUrl, bus, cache, internalSecret, log: opts.log };
     const ports = (name: ContextName) => ({
@@ -247,6 +268,20 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       () => policy.startService({ ...common, ...ports(policy.SERVICE_NAME), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth') }),
       () => session.startService({ ...common, ...ports(session.SERVICE_NAME), policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), sessionEvents: emits('session') }),
       () => posture.startService({ ...common, ...ports(posture.SERVICE_NAME), policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') }),
+      async () => {
+        const f = await fabric.startService({
+          ...common,
+          ...ports(fabric.SERVICE_NAME),
+          policyGrpc: grpcOf('policy'),
+          identityAuthGrpc: grpcOf('identity-auth'),
+          pkiEnrollmentGrpc: grpcOf('pki-enrollment'),
+          sessionGrpc: grpcOf('session'),
+          ctrl: { host: opts.listenHost || '0.0.0.0', port: opts.routerCtrlPort ?? 6262, advertisedAddress: routerCtrl.advertised ?? `${edgeHost.includes(':') ? `[${edgeHost}]` : edgeHost}:${opts.routerCtrlPort ?? 6262}` },
+          replica: instanceId,
+        });
+        routerCtrl.port = f.ctrlPort;
+        return f;
+      },
     ];
     for (const start of starts) {
       const service = await start();
@@ -292,7 +327,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       started.push({ name: 'metrics', stop: () => metrics.stop() });
     }
 
-    return { url: gw.url, port: gw.port, caCertPem: gw.caCertPem, services, adminUsername, metricsPort, stop: stopAll };
+    return { url: gw.url, port: gw.port, caCertPem: gw.caCertPem, services, adminUsername, metricsPort, routerCtrlPort: routerCtrl.port ?? 0, routerCtrlEndpoint: routerCtrlEndpoint() ?? '', stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

@@ -35,6 +35,8 @@ async function main(): Promise<void> {
     zacDir: env.ZITI_ZAC_DIR?.trim() ? resolve(env.ZITI_ZAC_DIR.trim()) : undefined,
     listenHost,
     port,
+    routerCtrlPort: intEnv(env, 'ZITI_ROUTER_CTRL_PORT', 6262),
+    routerCtrlAdvertisedAddress: env.ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS?.trim() || undefined,
     metricsPort: metricsPortSetting === 0 ? undefined : metricsPortSetting,
     metricsHost: metricsHost(env),
     // Unset, 9100 is a preference: a second controller on the host takes a free port instead.
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
       `Ziti controller listening on ${ctrl.url}`,
       `  client API:     ${base}/edge/client/v1/version`,
       `  management API: ${base}/edge/management/v1`,
+      `  router control: ${ctrl.routerCtrlEndpoint} (routers dial it; listening on ${host}:${ctrl.routerCtrlPort})`,
       `  data directory: ${dataDir}`,
       ...(ctrl.metricsPort ? [`  metrics:        http://${shownHost(metricsHost(env))}:${ctrl.metricsPort}/metrics`] : []),
       `Log in as "${ctrl.adminUsername}" with ${password.where}, e.g.:`,

@@ -1,7 +1,7 @@
 import { intEnv } from '@ziti/service-kit';
 
 /** The contexts the all-in-one controller runs, in start order. */
-export const CONTEXTS = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture'] as const;
+export const CONTEXTS = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture', 'fabric'] as const;
 export type ContextName = (typeof CONTEXTS)[number];
 
 /**

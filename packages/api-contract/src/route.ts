@@ -9,7 +9,7 @@ export const EDGE_APIS: readonly EdgeApiName[] = ['client', 'management'];
 export const API_NAMES: readonly ApiName[] = ['client', 'management', 'fabric'];
 
 /** The bounded context that serves a route; the gateway proxies the route to it. */
-export type Owner = 'gateway' | 'identity-auth' | 'pki-enrollment' | 'policy' | 'session' | 'posture';
+export type Owner = 'gateway' | 'identity-auth' | 'pki-enrollment' | 'policy' | 'session' | 'posture' | 'fabric';
 
 /**
  * Who may call a route.

@@ -159,10 +159,10 @@ export function loadEventStreamConfig(env: NodeJS.ProcessEnv): EventStreamConfig
  * | `ZITI_INTERNAL_SECRET`, `ZITI_SERVER_KEY_SECRET` | required (at least 32 characters, no placeholder) |
  * | `ZITI_INTERNAL_TLS_DIR` | required by the standalone `main` (the gateway's internal certificate: `ca.crt`, `tls.crt`, `tls.key`) |
  * | `NATS_URL`, `REDIS_URL` | none (required by the standalone `main`) |
- * | `IDENTITY_AUTH_URL`, `PKI_ENROLLMENT_URL`, `POLICY_URL`, `SESSION_URL`, `POSTURE_URL` | `https://127.0.0.1:1810{1..5}` (HTTPS only: the contexts answer the gateway's internal certificate) |
+ * | `IDENTITY_AUTH_URL`, `PKI_ENROLLMENT_URL`, `POLICY_URL`, `SESSION_URL`, `POSTURE_URL`, `FABRIC_URL` | `https://127.0.0.1:1810{1..6}` (HTTPS only: the contexts answer the gateway's internal certificate) |
  * | `IDENTITY_AUTH_GRPC` | `127.0.0.1:18201` |
  * | `PKI_ENROLLMENT_GRPC` | `127.0.0.1:18202` (TLS credentials and the JWT signer come from there) |
- * | `POLICY_GRPC`, `SESSION_GRPC`, `POSTURE_GRPC` | `127.0.0.1:1820{3,4,5}` (fan-out operations) |
+ * | `POLICY_GRPC`, `SESSION_GRPC`, `POSTURE_GRPC`, `FABRIC_GRPC` | `127.0.0.1:1820{3,4,5,6}` (fan-out operations) |
  * | `ZITI_INSTANCE_ID` | the host name |
  * | `ZITI_REVISION` | `local` |
  * | `ZITI_ZAC_DIR` | none (a directory holding a ZAC build, served at `/zac/`) |
@@ -189,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
       policy: httpsUrl(env, 'POLICY_URL', 'https://127.0.0.1:18103'),
       session: httpsUrl(env, 'SESSION_URL', 'https://127.0.0.1:18104'),
       posture: httpsUrl(env, 'POSTURE_URL', 'https://127.0.0.1:18105'),
+      fabric: httpsUrl(env, 'FABRIC_URL', 'https://127.0.0.1:18106'),
     },
     identityAuthGrpc: hostPort(env, 'IDENTITY_AUTH_GRPC', '127.0.0.1:18201'),
     pkiEnrollmentGrpc: hostPort(env, 'PKI_ENROLLMENT_GRPC', '127.0.0.1:18202'),
@@ -198,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
       policy: hostPort(env, 'POLICY_GRPC', '127.0.0.1:18203'),
       session: hostPort(env, 'SESSION_GRPC', '127.0.0.1:18204'),
       posture: hostPort(env, 'POSTURE_GRPC', '127.0.0.1:18205'),
+      fabric: hostPort(env, 'FABRIC_GRPC', '127.0.0.1:18206'),
     },
     snapshotDir: env.ZITI_SNAPSHOT_DIR?.trim() ? resolve(env.ZITI_SNAPSHOT_DIR.trim()) : undefined,
     instanceId: env.ZITI_INSTANCE_ID?.trim() || undefined,

@@ -9,13 +9,13 @@ const listQuery = Type.Object({
   filter: Type.Optional(Type.String()),
 });
 
-const list = (operationId: string, path: string, tag: string, access: Access, schema: F.FabricEnvelope): RouteDef =>
+const list = (operationId: string, path: string, tag: string, access: Access, schema: F.FabricEnvelope, owner: 'policy' | 'fabric' = 'policy'): RouteDef =>
   route({
     operationId,
     method: 'GET',
     path,
     apis: FABRIC,
-    owner: 'policy',
+    owner,
     access,
     tags: [tag],
     summary: `List ${path.slice(1)}`,
@@ -27,11 +27,11 @@ const list = (operationId: string, path: string, tag: string, access: Access, sc
  * The fabric API (`/fabric/v1`, openziti/ziti `controller/specs/swagger.yml`) as far as the admin
  * console reads it: routers and terminators (admin only, `permissions.IsAdmin()` in the
  * controller), links and circuits (`DefaultManagementAccess`: admins, and `admin_readonly` for
- * reads). Links and circuits are empty lists: this controller has no router data plane yet.
+ * reads). Circuits are the fabric context's live circuits; links are empty (routers are not linked yet).
  */
 export const FABRIC_ROUTES: readonly RouteDef[] = [
   list('listRouters', '/routers', 'Router', 'admin', F.FabricListRoutersEnvelope),
   list('listTerminators', '/terminators', 'Terminator', 'admin', F.FabricListTerminatorsEnvelope),
   list('listLinks', '/links', 'Link', 'management', F.FabricListLinksEnvelope),
-  list('listCircuits', '/circuits', 'Circuit', 'management', F.FabricListCircuitsEnvelope),
+  list('listCircuits', '/circuits', 'Circuit', 'management', F.FabricListCircuitsEnvelope, 'fabric'),
 ];

@@ -52,9 +52,6 @@ export function routerHandlers(
     async listLinks(ctx) {
       return listResult(await routers.fabricState('links', listRequest(ctx)), () => ({}));
     },
-    async listCircuits(ctx) {
-      return listResult(await routers.fabricState('circuits', listRequest(ctx)), () => ({}));
-    },
     async listEdgeRouters(ctx) {
       const rf = parseRoleFilter(queryStrings(ctx, 'roleFilter'), queryString(ctx, 'roleSemantic'));
       const page = await routers.list('edge-routers', listRequest(ctx), rf ? { of: 'role-filter', selector: rf } : undefined);

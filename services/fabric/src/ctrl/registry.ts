@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { encodeBool, edgeCtrlPb } from '@ziti/channel';
+import type { EventBus } from '@ziti/messaging';
+import { newChangeEvent } from '@ziti/messaging';
+import type { RouterInfo } from '@ziti/proto';
+import type { PresenceStore, VersionInfo } from '../store/presence.js';
+import type { Peers } from '../grpc/peers.js';
+import type { RdmPublisher } from '../rdm/publisher.js';
+import type { Circuits } from './circuits.js';
+import { syncEdgeRouter } from './edge-sync.js';
+import { CT, H, SYNC } from './ids.js';
+import type { LegacySessions } from './legacy-sessions.js';
+import type { RouterChannel } from './port.js';
+import { handleTerminators } from './terminators.js';
+import type { SessionValidator } from './tokens.js';
+
+export const EVENT_SOURCE = 'fabric';
+
+interface Held {
+  router: RouterInfo;
+  channel: RouterChannel;
+  connectionId: string;
+}
+
+export interface RegistryDeps {
+  presence: PresenceStore;
+  peers: Peers;
+  bus: EventBus;
+  rdm: RdmPublisher;
+  legacy: LegacySessions;
+  sessions: SessionValidator;
+  circuits: () => Circuits;
+  controllerVersion: string;
+  log(m: string): void;
+  problem(m: string, err?: unknown): void;
+}
+
+/**
+ * The routers whose control channel this replica holds: one channel per router (a new connection
+ * replaces the old), their presence in `fabric.router_presence`, and what each kind of router is
+ * served: every router answers interface updates; an edge router is synchronised (hello, legacy
+ * API sessions, keys, the data model) and creates terminators and circuits.
+ */
+export class RouterRegistry {
+  private readonly held = new Map<string, Held>();
+
+  constructor(private readonly d: RegistryDeps) {}
+
+  channelOf(routerId: string): RouterChannel | undefined {
+    return this.held.get(routerId)?.channel;
+  }
+
+  connectedIds(): string[] {
+    return [...this.held.keys()];
+  }
+
+  /** Every edge router channel whose sync finished. */
+  edgeChannels(): RouterChannel[] {
+    return [...this.held.values()].filter((h) => h.router.kind === 'edge').map((h) => h.channel);
+  }
+
+  disconnect(routerId: string, reason: string): boolean {
+    const h = this.held.get(routerId);
+    if (!h) return false;
+    h.channel.close(reason);
+    return true;
+  }
+
+  closeAll(reason: string): void {
+    for (const h of this.held.values()) h.channel.close(reason);
+  }
+
+  async attach(router: RouterInfo, channel: RouterChannel, hello: { version?: VersionInfo; listenerAddresses: string[] }): Promise<void> {
+    const previous = this.held.get(router.id);
+    if (previous) previous.channel.close('replaced by a new connection of the same router');
+    const connectionId = randomUUID();
+    const held: Held = { router, channel, connectionId };
+    this.held.set(router.id, held);
+    const isEdge = router.kind === 'edge';
+    const versionInfo = hello.version ?? { version: 'unknown', revision: '', buildDate: '', os: '', arch: '' };
+    await this.d.presence.connected({
+      routerId: router.id,
+      connectionId,
+      isEdge,
+      versionInfo,
+      listenerAddresses: hello.listenerAddresses,
+      remoteAddress: channel.remoteAddress,
+      syncStatus: isEdge ? SYNC.QUEUED : SYNC.UNKNOWN,
+    });
+    this.d.log(`fabric: router ${router.id} (${router.name}) connected from ${channel.remoteAddress}, version ${versionInfo.version}`);
+    this.publish('router.connected', { routerId: router.id, routerName: router.name, at: new Date().toISOString(), versionInfo, remoteAddress: channel.remoteAddress });
+
+    channel.onClose((reason) => {
+      if (this.held.get(router.id) === held) this.held.delete(router.id);
+      this.d.log(`fabric: router ${router.id} disconnected: ${reason}`);
+      this.publish('router.disconnected', { routerId: router.id, routerName: router.name, at: new Date().toISOString(), reason });
+      void this.d.presence.disconnected(router.id, connectionId).catch((err) => this.d.problem(`fabric: presence of router ${router.id} not updated`, err));
+      // A router re-creates its terminators after it reconnects (OpenZiti `HandleReconnect`): the old ones go.
+      if (isEdge && !this.held.has(router.id)) {
+        void this.d.peers.removeTerminators({ routerId: router.id, terminatorIds: [], allEdge: true }).catch((err) => this.d.problem(`fabric: terminators of router ${router.id} not removed`, err));
+      }
+    });
+    channel.handle(CT.RouterInterfacesUpdate, (m) => void channel.reply(m, CT.Result, undefined, new Map([[H.ResultSuccess, encodeBool(true)]])));
+    // Reports this controller does not act on yet (metrics, alerts, link state): accepted and dropped.
+    for (const t of [CT.Metrics, CT.Alerts, CT.LinkState, CT.RouterLinks, CT.HealthEvent, CT.ValidateSessions]) channel.handle(t, () => undefined);
+    if (!isEdge) return;
+
+    channel.handle(CT.ConnectEvents, async (m) => {
+      const ev = edgeCtrlPb.ConnectEvents.decode(m.body);
+      const ids = ev.events.filter((e) => e.isConnected).map((e) => e.identityId).filter((id) => id.length > 0 && id.length <= 256).slice(0, 100_000);
+      await this.d.presence.identitiesSeen(router.id, ids).catch((err) => this.d.problem('fabric: identity connections not recorded', err));
+    });
+    handleTerminators(channel, router.id, this.d.peers, this.d.sessions, this.d.problem);
+    this.d.circuits().attach(channel, router.id);
+    await syncEdgeRouter(channel, router.id, {
+      controllerVersion: this.d.controllerVersion,
+      rdm: this.d.rdm,
+      legacySessions: () => this.d.legacy.all(),
+      status: (fields) => this.d.presence.update(router.id, connectionId, fields),
+      touch: async (tokens) => {
+        const r = await this.d.peers.touchApiSessions(tokens);
+        await this.d.presence.identitiesSeen(router.id, r.identityIds);
+        return r;
+      },
+      problem: this.d.problem,
+    });
+  }
+
+  private publish(type: string, data: Record<string, unknown>): void {
+    void this.d.bus.publish(newChangeEvent(EVENT_SOURCE, type, data)).catch((err) => this.d.problem(`fabric: ${type} not published`, err));
+  }
+}

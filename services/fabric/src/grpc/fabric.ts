@@ -1,0 +1,58 @@
+import type { ServiceError, handleUnaryCall } from '@grpc/grpc-js';
+import { ApiError, toGrpcError } from '@ziti/errors';
+import { FabricServiceService, type FabricServiceServer, type RouterState } from '@ziti/proto';
+import type { GrpcServiceBinding } from '@ziti/service-kit';
+import type { PresenceStore } from '../store/presence.js';
+
+const MAX_IDS = 1000;
+/** An identity counts as connected for this long after a router last reported it (OpenZiti's heartbeat is 60 s). */
+const IDENTITY_CONNECTION_SECONDS = 150;
+
+function unary<Req, Res>(fn: (req: Req) => Promise<Res>): handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    fn(call.request).then(
+      (res) => callback(null, res),
+      (err: unknown) => callback(toGrpcError(err) as ServiceError),
+    );
+  };
+}
+
+function boundedIds(ids: readonly string[], field: string): string[] {
+  if (ids.length > MAX_IDS) throw ApiError.field(field, `at most ${MAX_IDS} ids`, ids.length);
+  return ids.filter((id) => typeof id === 'string' && id.length > 0 && id.length <= 256);
+}
+
+export interface Disconnector {
+  /** Closes the router's channel if this replica holds it; whether it did. */
+  disconnect(routerId: string, reason: string): boolean;
+}
+
+/** `ziti.v1.FabricService`: routers' live state, disconnects, identities' router connections. */
+export function fabricService(presence: PresenceStore, routers: Disconnector): GrpcServiceBinding {
+  const impl: FabricServiceServer = {
+    getRouterStates: unary(async (req) => {
+      const ids = boundedIds(req.routerIds, 'routerIds');
+      const states = await presence.states(ids);
+      return {
+        states: states.map(
+          (s): RouterState => ({
+            routerId: s.routerId,
+            connected: s.connected,
+            isOnline: s.connected && s.isEdge,
+            syncStatus: s.syncStatus,
+            hostname: s.hostname,
+            supportedProtocols: s.supportedProtocols,
+            versionInfo: s.versionInfo,
+            listenerAddresses: s.listenerAddresses,
+            connectedAt: s.connectedAt ? s.connectedAt.toISOString() : '',
+          }),
+        ),
+      };
+    }),
+    disconnectRouter: unary(async (req) => ({ wasConnected: routers.disconnect(req.routerId, req.reason || 'disconnected by the controller') })),
+    getIdentityConnections: unary(async (req) => ({
+      connectedIdentityIds: await presence.connectedIdentities(boundedIds(req.identityIds, 'identityIds'), IDENTITY_CONNECTION_SECONDS),
+    })),
+  };
+  return { definition: FabricServiceService, implementation: impl as unknown as GrpcServiceBinding['implementation'] };
+}

@@ -1,0 +1,95 @@
+import {
+  IdentityAuthServiceClient,
+  PkiEnrollmentServiceClient,
+  PolicyServiceClient,
+  SessionServiceClient,
+  type GetRouterDataModelRequest,
+  type LegacyApiSession,
+  type ListLegacyApiSessionsRequest,
+  type ListLegacyApiSessionsResponse,
+  type RemoveTerminatorsRequest,
+  type RouterDataModel,
+  type RouterEnrollment,
+  type RouterInfo,
+  type ServerCertificate,
+  type ServiceAccess,
+  type SessionInfo,
+  type SigningCertificate,
+  type TerminatorInfo,
+  type TokenVerificationKey,
+  type UpdateTerminatorRequest,
+  type UpsertEdgeTerminatorRequest,
+} from '@ziti/proto';
+import { type Address, type Unary, grpcClient, lazyGrpcClient } from '@ziti/service-kit';
+
+export type { Address };
+
+/** The addresses of the contexts fabric calls. */
+export interface PeerAddresses {
+  policyGrpc?: Address;
+  identityAuthGrpc?: Address;
+  pkiEnrollmentGrpc?: Address;
+  sessionGrpc?: Address;
+}
+
+/** Everything the router control plane asks the other contexts (each call as the `fabric` caller). */
+export interface Peers {
+  getRouter(routerId: string): Promise<RouterInfo>;
+  getRouterDataModel(): Promise<RouterDataModel>;
+  getServiceAccess(identityId: string, serviceId: string): Promise<ServiceAccess>;
+  upsertEdgeTerminator(req: UpsertEdgeTerminatorRequest): Promise<TerminatorInfo>;
+  updateTerminator(req: UpdateTerminatorRequest): Promise<TerminatorInfo>;
+  removeTerminators(req: RemoveTerminatorsRequest): Promise<string[]>;
+  listServiceTerminators(serviceId: string): Promise<TerminatorInfo[]>;
+  listLegacyApiSessions(req: Partial<ListLegacyApiSessionsRequest>): Promise<ListLegacyApiSessionsResponse>;
+  touchApiSessions(tokens: string[]): Promise<{ unknownTokens: string[]; identityIds: string[] }>;
+  getTokenVerificationKeys(): Promise<TokenVerificationKey[]>;
+  issueCtrlCertificate(sans: string[], publicKeyPem: string): Promise<ServerCertificate>;
+  getRouterEnrollment(routerId: string): Promise<RouterEnrollment>;
+  getSigningCertificate(): Promise<SigningCertificate>;
+  getSessions(ids: string[]): Promise<SessionInfo[]>;
+  close(): void;
+}
+
+// ts-proto's grpc-js clients overload every method; `u` picks the (req, md, opts, cb) form.
+const u = <Req, Res>(fn: unknown) => fn as Unary<Req, Res>;
+
+/** Every legacy API session, page by page. */
+export async function allLegacyApiSessions(peers: Pick<Peers, 'listLegacyApiSessions'>): Promise<LegacyApiSession[]> {
+  const all: LegacyApiSession[] = [];
+  let afterId = '';
+  for (;;) {
+    const page = await peers.listLegacyApiSessions({ afterId, limit: 1000 });
+    all.push(...page.apiSessions);
+    if (!page.nextAfterId) return all;
+    afterId = page.nextAfterId;
+  }
+}
+
+export function grpcPeers(addresses: PeerAddresses): Peers {
+  const policy = lazyGrpcClient('policy', addresses.policyGrpc, (a) => grpcClient(PolicyServiceClient, a, 'fabric'));
+  // The whole data model may be large: a longer deadline than the default.
+  const policyBulk = lazyGrpcClient('policy', addresses.policyGrpc, (a) => grpcClient(PolicyServiceClient, a, 'fabric'), 60_000);
+  const auth = lazyGrpcClient('identity-auth', addresses.identityAuthGrpc, (a) => grpcClient(IdentityAuthServiceClient, a, 'fabric'));
+  const pki = lazyGrpcClient('pki-enrollment', addresses.pkiEnrollmentGrpc, (a) => grpcClient(PkiEnrollmentServiceClient, a, 'fabric'));
+  const session = lazyGrpcClient('session', addresses.sessionGrpc, (a) => grpcClient(SessionServiceClient, a, 'fabric'));
+  return {
+    getRouter: (routerId) => policy.call((c) => u(c.getRouter), { routerId }),
+    getRouterDataModel: () => policyBulk.call((c) => u<GetRouterDataModelRequest, RouterDataModel>(c.getRouterDataModel), {}),
+    getServiceAccess: (identityId, serviceId) => policy.call((c) => u(c.getServiceAccess), { identityId, serviceId }),
+    upsertEdgeTerminator: (req) => policy.call((c) => u(c.upsertEdgeTerminator), req),
+    updateTerminator: (req) => policy.call((c) => u(c.updateTerminator), req),
+    removeTerminators: async (req) => (await policy.call((c) => u<RemoveTerminatorsRequest, { removedIds: string[] }>(c.removeTerminators), req)).removedIds,
+    listServiceTerminators: async (serviceId) => (await policy.call((c) => u<{ serviceId: string }, { terminators: TerminatorInfo[] }>(c.listServiceTerminators), { serviceId })).terminators,
+    listLegacyApiSessions: (req) => auth.call((c) => u(c.listLegacyApiSessions), { ids: [], afterId: '', limit: 0, ...req }),
+    touchApiSessions: (tokens) => auth.call((c) => u(c.touchApiSessions), { tokens }),
+    getTokenVerificationKeys: async () => (await auth.call((c) => u<object, { keys: TokenVerificationKey[] }>(c.getTokenVerificationKeys), {})).keys,
+    issueCtrlCertificate: (sans, publicKeyPem) => pki.call((c) => u(c.issueCtrlCertificate), { sans, publicKeyPem }),
+    getRouterEnrollment: (routerId) => pki.call((c) => u(c.getRouterEnrollment), { routerId }),
+    getSigningCertificate: () => pki.call((c) => u(c.getSigningCertificate), {}),
+    getSessions: async (ids) => (await session.call((c) => u<{ ids: string[] }, { sessions: SessionInfo[] }>(c.getSessions), { ids })).sessions,
+    close() {
+      for (const c of [policy, policyBulk, auth, pki, session]) c.close();
+    },
+  };
+}

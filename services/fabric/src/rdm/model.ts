@@ -1,0 +1,138 @@
+import type { RouterDataModel } from '@ziti/proto';
+
+/**
+ * The router data model (OpenZiti's RDM) as this context holds it: every entity by kind and id,
+ * each with a canonical JSON text so two models diff by string comparison. Service policies' links
+ * (the identities, services and posture checks they select) are entities of their own
+ * (`policy-link`, id `<policyId>/<kind>/<relatedId>`), because routers learn them as
+ * `ServicePolicyChange` add/remove events.
+ */
+export type EntityKind = 'configType' | 'config' | 'identity' | 'service' | 'postureCheck' | 'publicKey' | 'servicePolicy' | 'policyLink';
+
+/** The order of a full state and of the changes of one change set: what others refer to first. */
+export const KIND_ORDER: readonly EntityKind[] = ['configType', 'config', 'identity', 'service', 'postureCheck', 'publicKey', 'servicePolicy', 'policyLink'];
+
+export interface PolicyLink {
+  policyId: string;
+  related: 'service' | 'identity' | 'postureCheck';
+  relatedId: string;
+}
+
+export interface PublicKeyEntity {
+  kid: string;
+  data: Buffer;
+  /** 'x509' (a certificate, DER) or 'pkix' (SubjectPublicKeyInfo DER). */
+  format: 'x509' | 'pkix';
+  usages: ('jwt' | 'clientCert')[];
+}
+
+export interface ModelEntity {
+  kind: EntityKind;
+  id: string;
+  /** The entity as the wire mapping takes it. */
+  value: unknown;
+  /** Canonical text of `value` (diffs compare it). */
+  text: string;
+}
+
+export type Model = Map<string, ModelEntity>;
+
+export interface ModelChange {
+  action: 'create' | 'update' | 'delete';
+  entity: ModelEntity;
+}
+
+const keyOf = (kind: EntityKind, id: string) => `${kind}:${id}`;
+
+/** JSON with object keys sorted (maps from the wire arrive in any order). */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => {
+    if (Buffer.isBuffer(v)) return v.toString('base64');
+    if (v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array)) {
+      return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    }
+    if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+    return v;
+  });
+}
+
+function put(model: Model, kind: EntityKind, id: string, value: unknown): void {
+  model.set(keyOf(kind, id), { kind, id, value, text: canonical(value) });
+}
+
+/** The whole model from policy's part and the public keys. */
+export function buildModel(policy: RouterDataModel, keys: readonly PublicKeyEntity[]): Model {
+  const model: Model = new Map();
+  for (const t of policy.configTypes) put(model, 'configType', t.id, { id: t.id, name: t.name });
+  for (const c of policy.configs) put(model, 'config', c.id, { id: c.id, typeId: c.typeId, name: c.name, dataJson: c.dataJson });
+  for (const i of policy.identities) {
+    const serviceConfigs = Object.fromEntries(Object.entries(i.serviceConfigs).map(([svc, sc]) => [svc, { ...sc.configs }]));
+    put(model, 'identity', i.id, {
+      id: i.id,
+      name: i.name,
+      disabled: i.disabled,
+      defaultHostingPrecedence: i.defaultHostingPrecedence || 'default',
+      defaultHostingCost: i.defaultHostingCost,
+      serviceHostingPrecedences: { ...i.serviceHostingPrecedences },
+      serviceHostingCosts: { ...i.serviceHostingCosts },
+      appDataJson: i.appDataJson || '{}',
+      serviceConfigs,
+    });
+  }
+  for (const s of policy.services) put(model, 'service', s.id, { id: s.id, name: s.name, encryptionRequired: s.encryptionRequired, configs: [...s.configIds].sort() });
+  for (const p of policy.postureChecks) {
+    let detail: Record<string, unknown> = {};
+    try {
+      detail = JSON.parse(p.detailJson || '{}') as Record<string, unknown>;
+    } catch {
+      detail = {};
+    }
+    put(model, 'postureCheck', p.id, { id: p.id, name: p.name, typeId: p.typeId, detail });
+  }
+  for (const k of keys) put(model, 'publicKey', k.kid, k);
+  for (const p of policy.servicePolicies) {
+    put(model, 'servicePolicy', p.id, { id: p.id, name: p.name, policyType: p.policyType });
+    const link = (related: PolicyLink['related'], ids: readonly string[]) => {
+      for (const relatedId of ids) put(model, 'policyLink', `${p.id}/${related}/${relatedId}`, { policyId: p.id, related, relatedId } satisfies PolicyLink);
+    };
+    link('identity', p.identityIds);
+    link('service', p.serviceIds);
+    link('postureCheck', p.postureCheckIds);
+  }
+  return model;
+}
+
+const rank = (kind: EntityKind) => KIND_ORDER.indexOf(kind);
+
+/** Entities of a model in full-state order. */
+export function orderedEntities(model: Model): ModelEntity[] {
+  return [...model.values()].sort((a, b) => rank(a.kind) - rank(b.kind));
+}
+
+/**
+ * What changed from `before` to `after`: creates and updates in dependency order, then deletes in
+ * reverse order (links before policies, policies before what they select). Public keys are left
+ * out when `withKeys` is false (they travel in synthetic change sets).
+ */
+export function diffModels(before: Model, after: Model, withKeys = true): ModelChange[] {
+  const upserts: ModelChange[] = [];
+  const deletes: ModelChange[] = [];
+  for (const [key, e] of after) {
+    if (!withKeys && e.kind === 'publicKey') continue;
+    const old = before.get(key);
+    if (!old) upserts.push({ action: 'create', entity: e });
+    else if (old.text !== e.text) upserts.push({ action: e.kind === 'policyLink' ? 'create' : 'update', entity: e });
+  }
+  for (const [key, e] of before) {
+    if (!withKeys && e.kind === 'publicKey') continue;
+    if (!after.has(key)) deletes.push({ action: 'delete', entity: e });
+  }
+  upserts.sort((a, b) => rank(a.entity.kind) - rank(b.entity.kind));
+  deletes.sort((a, b) => rank(b.entity.kind) - rank(a.entity.kind));
+  return [...upserts, ...deletes];
+}
+
+/** The public keys of a model. */
+export function publicKeysOf(model: Model): ModelEntity[] {
+  return [...model.values()].filter((e) => e.kind === 'publicKey');
+}

@@ -1,0 +1,162 @@
+import type { RouterDataModel } from '@ziti/proto';
+import type { RdmStateStore } from '../store/rdm-state.js';
+import { type Model, type ModelChange, type ModelEntity, type PublicKeyEntity, buildModel, diffModels, orderedEntities, publicKeysOf } from './model.js';
+
+/** How the model reaches a router (the wire encoding lives in `wire.ts`). */
+export interface RdmSink {
+  /** A full state (OpenZiti DataState 20500) for the subscription. */
+  fullState(entities: ModelEntity[], endIndex: number, timelineId: string, subscriptionId: string): void;
+  /** One change set (20501). Synthetic ones (public keys) carry no subscription id. */
+  changeSet(set: ChangeSet, subscriptionId: string | undefined): void;
+  /** The current index (20506, header 1025). */
+  currentIndex(index: number): void;
+}
+
+export interface ChangeSet {
+  index: number;
+  previousIndex: number;
+  synthetic: boolean;
+  changes: ModelChange[];
+}
+
+export interface SubscribeRequest {
+  currentIndex: number;
+  durationSeconds: number;
+  timelineId: string;
+  subscriptionId: string;
+}
+
+interface Subscription {
+  sink: RdmSink;
+  id: string;
+  expiresAt: number;
+}
+
+export interface RdmSources {
+  policyModel(): Promise<RouterDataModel>;
+  publicKeys(): Promise<PublicKeyEntity[]>;
+}
+
+/** Change sets kept for routers that resubscribe a little behind (beyond: a full state). */
+const REPLAY_LOG = 1000;
+const MIN_SUBSCRIPTION_S = 10;
+const MAX_SUBSCRIPTION_S = 360;
+
+/**
+ * The router data model of this replica: built from policy's part and the public keys, refreshed
+ * whenever a change is signalled (and on a timer, which converges missed signals), diffed into
+ * change sets with a durable monotonic index, and sent to every live subscription in order.
+ */
+export class RdmPublisher {
+  private model: Model = new Map();
+  private timelineId = '';
+  private index = 0;
+  private readonly log: ChangeSet[] = [];
+  private readonly subs = new Map<string, Subscription>();
+  private refreshing: Promise<void> | undefined;
+  private again = false;
+  private loaded = false;
+
+  constructor(
+    private readonly sources: RdmSources,
+    private readonly state: RdmStateStore,
+    private readonly problem: (m: string, err?: unknown) => void,
+  ) {}
+
+  /** Loads the position and the first model. */
+  async start(): Promise<void> {
+    const pos = await this.state.load();
+    this.timelineId = pos.timelineId;
+    this.index = pos.index;
+    this.model = buildModel(await this.sources.policyModel(), await this.sources.publicKeys());
+    this.loaded = true;
+  }
+
+  get position(): { timelineId: string; index: number } {
+    return { timelineId: this.timelineId, index: this.index };
+  }
+
+  /** Whether a service of the model requires end-to-end encryption. */
+  serviceEncryptionRequired(serviceId: string): boolean {
+    const v = this.model.get(`service:${serviceId}`)?.value as { encryptionRequired?: boolean } | undefined;
+    return v?.encryptionRequired === true;
+  }
+
+  get ready(): boolean {
+    return this.loaded;
+  }
+
+  /** The public keys, for the synthetic change set sent after a router's hello. */
+  keysChangeSet(): ChangeSet {
+    return { index: this.index, previousIndex: 0, synthetic: true, changes: publicKeysOf(this.model).map((entity) => ({ action: 'create', entity })) };
+  }
+
+  /** A router subscribes (20505): the change sets it misses, or the full state. */
+  subscribe(routerId: string, sink: RdmSink, req: SubscribeRequest): void {
+    const seconds = Math.min(MAX_SUBSCRIPTION_S, Math.max(MIN_SUBSCRIPTION_S, req.durationSeconds || MIN_SUBSCRIPTION_S));
+    this.subs.set(routerId, { sink, id: req.subscriptionId, expiresAt: Date.now() + seconds * 1000 });
+    const first = this.log[0];
+    const replayable =
+      req.timelineId === this.timelineId && req.currentIndex <= this.index && (req.currentIndex === this.index || (first !== undefined && first.previousIndex <= req.currentIndex));
+    if (replayable) {
+      for (const set of this.log) if (set.index > req.currentIndex) sink.changeSet(set, req.subscriptionId);
+      return;
+    }
+    sink.fullState(orderedEntities(this.model), this.index, this.timelineId, req.subscriptionId);
+  }
+
+  unsubscribe(routerId: string): void {
+    this.subs.delete(routerId);
+  }
+
+  /** Something changed: refresh now (coalesced with a refresh already running). */
+  refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.refreshOnce();
+        } while (this.again);
+      } catch (err) {
+        this.problem('fabric: router data model refresh failed', err);
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  /** Every 30 s: routers learn the current index (and expired subscriptions are dropped). */
+  tick(): void {
+    const now = Date.now();
+    for (const [routerId, sub] of this.subs) {
+      if (sub.expiresAt < now) this.subs.delete(routerId);
+      else sub.sink.currentIndex(this.index);
+    }
+  }
+
+  private async refreshOnce(): Promise<void> {
+    const next = buildModel(await this.sources.policyModel(), await this.sources.publicKeys());
+    const changes = diffModels(this.model, next, false);
+    const keyChanges = diffModels(new Map([...this.model].filter(([, e]) => e.kind === 'publicKey')), new Map([...next].filter(([, e]) => e.kind === 'publicKey')));
+    this.model = next;
+    if (changes.length > 0) {
+      const previousIndex = this.index;
+      const pos = await this.state.next();
+      this.index = pos.index;
+      const set: ChangeSet = { index: pos.index, previousIndex, synthetic: false, changes };
+      this.log.push(set);
+      if (this.log.length > REPLAY_LOG) this.log.shift();
+      const now = Date.now();
+      for (const sub of this.subs.values()) if (sub.expiresAt >= now) sub.sink.changeSet(set, sub.id);
+    }
+    if (keyChanges.length > 0) {
+      const set: ChangeSet = { index: this.index, previousIndex: 0, synthetic: true, changes: keyChanges };
+      for (const sub of this.subs.values()) sub.sink.changeSet(set, undefined);
+    }
+  }
+}

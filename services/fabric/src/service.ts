@@ -1,0 +1,175 @@
+import { X509Certificate } from 'node:crypto';
+import { hostname } from 'node:os';
+import { createSchemaPool, schemaMaintenance } from '@ziti/db-kit';
+import { createServiceApp } from '@ziti/http-kit';
+import { newChangeEvent } from '@ziti/messaging';
+import { type ContextDeps, type RunningContext, maintenanceService, startContext } from '@ziti/service-kit';
+import { pemCertificates } from '@ziti/x509';
+import type { CtrlListenConfig } from './config.js';
+import { Circuits } from './ctrl/circuits.js';
+import { legacyPush } from './ctrl/edge-sync.js';
+import { LegacySessions } from './ctrl/legacy-sessions.js';
+import { startCtrlListener } from './ctrl/listener.js';
+import { EVENT_SOURCE, RouterRegistry } from './ctrl/registry.js';
+import { type CtrlIdentity, ctrlSans, issueCtrlIdentity } from './ctrl/server-identity.js';
+import { SessionValidator } from './ctrl/tokens.js';
+import { fabricService } from './grpc/fabric.js';
+import { type PeerAddresses, grpcPeers } from './grpc/peers.js';
+import { circuitHandlers } from './http/circuits.js';
+import type { PublicKeyEntity } from './rdm/model.js';
+import { RdmPublisher } from './rdm/publisher.js';
+import { SCHEMA, SERVICE_NAME } from './schema.js';
+import { PresenceStore } from './store/presence.js';
+import { RdmStateStore } from './store/rdm-state.js';
+import { parseHostPort } from './config.js';
+
+/** The control-plane version routers are told (the OpenZiti contract this context implements). */
+export const CONTROLLER_VERSION = 'v2.0.3';
+const RESYNC_MS = 60_000;
+const CURRENT_INDEX_MS = 30_000;
+const RENEW_MS = 6 * 3600_000;
+
+export interface ServiceDeps extends ContextDeps, PeerAddresses {
+  ctrl: CtrlListenConfig;
+  /** This replica's name (presence rows, the controller id routers see). Default the host name. */
+  replica?: string;
+  poolSize?: number;
+}
+
+export interface RunningService extends RunningContext {
+  /** `host:port` the router control listener is bound to. */
+  ctrlAddress: string;
+  ctrlPort: number;
+}
+
+const sha1 = (der: Buffer) => require('node:crypto').createHash('sha1').update(der).digest('hex') as string;
+
+/**
+ * Starts the fabric context: the router control listener and what it serves routers (presence,
+ * the router data model, legacy API sessions, terminators, circuits), FabricService for the other
+ * contexts, and fabric `/circuits`.
+ */
+export async function startService(deps: ServiceDeps): Promise<RunningService> {
+  let ctrlPort = 0;
+  const replica = deps.replica || hostname();
+  const running = await startContext(SERVICE_NAME, deps, async ({ log, problemLog, onStop }) => {
+    const pool = createSchemaPool(deps.databaseUrl, SCHEMA, { max: deps.poolSize ?? 10 }, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
+    onStop(() => pool.end());
+    const peers = grpcPeers(deps);
+    onStop(() => peers.close());
+    const presence = new PresenceStore(pool, replica);
+    await presence.resetReplica();
+
+    const advertised = deps.ctrl.advertisedAddress ? parseHostPort(deps.ctrl.advertisedAddress, 'ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS').host : undefined;
+    let identity: CtrlIdentity = await retry(() => issueCtrlIdentity(peers, ctrlSans(advertised)), log);
+    const publicKeys = async (): Promise<PublicKeyEntity[]> => {
+      const signing = await peers.getSigningCertificate();
+      const signingDer = pemCertificates(signing.certPem)[0];
+      const keys: PublicKeyEntity[] = [{ kid: signing.kid || sha1(signingDer), data: signingDer, format: 'x509', usages: ['jwt', 'clientCert'] }];
+      for (const ca of [...identity.roots, ...identity.intermediates]) keys.push({ kid: sha1(ca.raw), data: ca.raw, format: 'x509', usages: ['clientCert'] });
+      for (const k of await peers.getTokenVerificationKeys()) keys.push({ kid: k.kid, data: Buffer.from(k.publicKeyDer), format: 'pkix', usages: ['jwt'] });
+      return keys;
+    };
+    const rdm = new RdmPublisher({ policyModel: () => peers.getRouterDataModel(), publicKeys }, new RdmStateStore(pool), problemLog);
+    await retry(() => rdm.start(), log);
+
+    let registry: RouterRegistry | undefined;
+    const edge = () => registry?.edgeChannels() ?? [];
+    const legacy = new LegacySessions(
+      peers,
+      {
+        added: (s, full) => edge().forEach((ch) => (full ? legacyPush.fullState(ch, s) : legacyPush.added(ch, s))),
+        updated: (s) => edge().forEach((ch) => legacyPush.updated(ch, s)),
+        removed: (s) => edge().forEach((ch) => legacyPush.removed(ch, s)),
+      },
+      problemLog,
+    );
+    await retry(() => legacy.start(deps.bus), log);
+    onStop(() => legacy.stop());
+    const sessions = new SessionValidator(peers, legacy);
+    const publish = (type: string, data: Record<string, unknown>) =>
+      void deps.bus.publish(newChangeEvent(EVENT_SOURCE, type, { ...data, at: new Date().toISOString() })).catch((err) => problemLog(`fabric: ${type} not published`, err));
+    const circuits: Circuits = new Circuits({
+      peers,
+      sessions,
+      channelOf: (id) => registry?.channelOf(id),
+      encryptionRequired: (serviceId) => rdm.serviceEncryptionRequired(serviceId),
+      events: {
+        created: (c) => publish('circuit.created', circuitEvent(c)),
+        deleted: (c) => publish('circuit.deleted', { ...circuitEvent(c), duration: Date.now() * 1e6 - c.createdAt.getTime() * 1e6 }),
+        failed: (f) => publish('circuit.failed', { ...f, path: f.path ? { nodes: f.path, links: [] } : undefined }),
+      },
+      problem: problemLog,
+    });
+    registry = new RouterRegistry({ presence, peers, bus: deps.bus, rdm, legacy, sessions, circuits: () => circuits, controllerVersion: CONTROLLER_VERSION, log, problem: problemLog });
+    const reg = registry;
+    onStop(() => reg.closeAll('controller stopping'));
+
+    const changes = await deps.bus.subscribeBroadcast('policy', ['router-data-model.changed'], async () => void rdm.refresh());
+    onStop(() => changes.stop());
+    const timers = [
+      setInterval(() => void rdm.refresh().then(() => legacy.reload()).catch((err) => problemLog('fabric: periodic resync failed', err)), RESYNC_MS),
+      setInterval(() => rdm.tick(), CURRENT_INDEX_MS),
+    ];
+    const listener = await startCtrlListener(deps.ctrl.host, deps.ctrl.port, {
+      peers,
+      registry: reg,
+      identity: () => identity,
+      controllerId: replica,
+      controllerVersion: `${CONTROLLER_VERSION}|ziti-controller|${new Date().toISOString().slice(0, 19).replace('T', ' ')}|${process.platform}|${process.arch}`,
+      log,
+      problem: problemLog,
+    });
+    timers.push(
+      setInterval(() => {
+        issueCtrlIdentity(peers, ctrlSans(advertised))
+          .then((fresh) => {
+            identity = fresh;
+            listener.renew();
+          })
+          .catch((err) => problemLog('fabric: control listener certificate not renewed', err));
+      }, RENEW_MS),
+    );
+    for (const t of timers) t.unref();
+    onStop(() => timers.forEach((t) => clearInterval(t)));
+    onStop(() => listener.close());
+    ctrlPort = listener.port;
+    log(`${SERVICE_NAME}: router control listener tls:${deps.ctrl.host}:${listener.port}`);
+
+    const ready = async () => (await pool.query('SELECT 1')).rowCount === 1 && rdm.ready;
+    return {
+      app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: circuitHandlers(() => circuits.list()), ready }),
+      grpc: [fabricService(presence, reg), maintenanceService(schemaMaintenance({ databaseUrl: deps.databaseUrl, schema: SCHEMA, context: SERVICE_NAME, pool, counts: {} }), log)],
+      ready,
+    };
+  });
+  return { ...running, ctrlPort, ctrlAddress: `${deps.ctrl.host}:${ctrlPort}` };
+}
+
+function circuitEvent(c: import('./ctrl/circuits.js').Circuit) {
+  return {
+    circuitId: c.id,
+    clientId: c.clientId,
+    serviceId: c.serviceId,
+    terminatorId: c.terminatorId,
+    instanceId: c.instanceId,
+    creationTimespanNs: c.creationTimespanNs,
+    path: { nodes: c.path, links: [], ingressId: c.ingressId, egressId: c.egressId },
+  };
+}
+
+/** Retries a start step until the context it needs answers (at most a minute), one line per failure. */
+async function retry<T>(fn: () => Promise<T>, log: (m: string) => void): Promise<T> {
+  const until = Date.now() + 60_000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > until) throw err;
+      log(`${SERVICE_NAME}: start waits for its peers (${(err as Error).message}); retrying`);
+      await new Promise((r) => setTimeout(r, Math.min(2000, 200 * attempt)));
+    }
+  }
+}
+
+void X509Certificate;
