@@ -265,7 +265,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     // Each context with its own settings, in start order (only pki-enrollment holds the server key secret).
     const starts: (() => Promise<{ name: string; httpUrl: string; grpcAddress: string; stop(): Promise<void> }>)[] = [
       () => pkiEnrollment.startService({ ...common, ...ports(pkiEnrollment.SERVICE_NAME), identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey, serverKeySecret, maxApiSessionCertificates: opts.maxApiSessionCertificates }),
-      () => policy.startService({ ...common, ...ports(policy.SERVICE_NAME), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth') }),
+      () => policy.startService({ ...common, ...ports(policy.SERVICE_NAME), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth'), fabricGrpc: grpcOf('fabric') }),
       () => session.startService({ ...common, ...ports(session.SERVICE_NAME), policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), sessionEvents: emits('session') }),
       () => posture.startService({ ...common, ...ports(posture.SERVICE_NAME), policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') }),
       async () => {

@@ -132,6 +132,10 @@ export const Errors = {
   CLUSTER_NO_LEADER: def('CLUSTER_NO_LEADER', 'The cluster has no leader', 503),
   SERVICE_UNAVAILABLE: def('SERVICE_UNAVAILABLE', 'The service is unavailable, try again later', 503),
   UNSUPPORTED_MEDIA: def('UNSUPPORTED_MEDIA', 'The requested media type is not supported', 415),
+  // Internal (the router control plane): a router's terminator id is taken by a terminator of another
+  // service, router, binding or host (OpenZiti CreateTerminatorV2's non-retriable FailedIdConflict).
+  // 412 travels over gRPC as FAILED_PRECONDITION.
+  ID_CONFLICT: def('ID_CONFLICT', 'selected id conflicts with an existing terminator', 412),
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorCode = keyof typeof Errors;

@@ -10,6 +10,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // The string formats the contract's bodies use (TypeBox refuses formats it does not know).
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))));
 if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', (v) => UUID.test(v));
+// swagger's `byte`: base64 (the terminator create's `identitySecret`).
+if (!FormatRegistry.Has('byte')) FormatRegistry.Set('byte', (v) => v.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(v));
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 

@@ -14,9 +14,10 @@ describe('policy config', () => {
       pkiEnrollmentGrpc: '127.0.0.1:18202',
       postureGrpc: '127.0.0.1:18205',
       identityAuthGrpc: '127.0.0.1:18201',
+      fabricGrpc: '127.0.0.1:18206',
     });
-    expect(loadConfig({ ...env, PKI_ENROLLMENT_GRPC: 'pki:1', POSTURE_GRPC: 'posture:2', IDENTITY_AUTH_GRPC: 'ia:3' })).toMatchObject({
-      pkiEnrollmentGrpc: 'pki:1', postureGrpc: 'posture:2', identityAuthGrpc: 'ia:3',
+    expect(loadConfig({ ...env, PKI_ENROLLMENT_GRPC: 'pki:1', POSTURE_GRPC: 'posture:2', IDENTITY_AUTH_GRPC: 'ia:3', FABRIC_GRPC: 'fabric:4' })).toMatchObject({
+      pkiEnrollmentGrpc: 'pki:1', postureGrpc: 'posture:2', identityAuthGrpc: 'ia:3', fabricGrpc: 'fabric:4',
     });
   });
 

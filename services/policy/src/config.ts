@@ -8,6 +8,8 @@ export interface Config extends ContextConfig {
   postureGrpc: string;
   /** identity-auth's gRPC address (identities of tunneler-enabled edge routers; the identityDetail of identity association lists), `IDENTITY_AUTH_GRPC`. */
   identityAuthGrpc: string;
+  /** fabric's gRPC address (routers' live state, disconnects), `FABRIC_GRPC`. */
+  fabricGrpc: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -16,5 +18,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pkiEnrollmentGrpc: peerAddress(env, 'PKI_ENROLLMENT_GRPC', '127.0.0.1:18202'),
     postureGrpc: peerAddress(env, 'POSTURE_GRPC', '127.0.0.1:18205'),
     identityAuthGrpc: peerAddress(env, 'IDENTITY_AUTH_GRPC', '127.0.0.1:18201'),
+    fabricGrpc: peerAddress(env, 'FABRIC_GRPC', '127.0.0.1:18206'),
   };
 }

@@ -13,6 +13,8 @@ import { UsageManager } from './domain/usage-manager.js';
 import { startProjectionConsumers } from './events/consumers.js';
 import { type AddressSource, identityAuthIdentityViews, identityAuthRouterIdentities, pkiRouterEnrollments, postureEvaluator } from './grpc/clients.js';
 import { policyServer } from './grpc/policy.js';
+import { fabricRouterStates } from './grpc/fabric-client.js';
+import { TerminatorManager } from './domain/terminator-manager.js';
 import { maintenance } from './grpc/maintenance.js';
 import { policyIntegrity } from './grpc/integrity.js';
 import { IntegrityManager } from './domain/integrity-manager.js';
@@ -34,6 +36,8 @@ export interface ServiceDeps extends ContextDeps {
   postureGrpc?: AddressSource;
   /** identity-auth's gRPC address (or a function giving it): identities of tunneler-enabled edge routers. Optional. */
   identityAuthGrpc?: AddressSource;
+  /** fabric's gRPC address (or a function giving it): routers' live state and disconnects. Optional: without it routers render offline. */
+  fabricGrpc?: AddressSource;
   /** Pool size (default 10). */
   databasePoolSize?: number;
 }
@@ -59,7 +63,9 @@ export function startService(deps: ServiceDeps): Promise<RunningService> {
     const posture = postureEvaluator(deps.postureGrpc, log);
     const routerIdentities = identityAuthRouterIdentities(deps.identityAuthGrpc, log);
     const identityViews = identityAuthIdentityViews(deps.identityAuthGrpc, log);
+    const routerStates = fabricRouterStates(deps.fabricGrpc, log);
     onStop(() => {
+      routerStates.close();
       pki.close();
       posture.close();
       routerIdentities.close();
@@ -71,7 +77,8 @@ export function startService(deps: ServiceDeps): Promise<RunningService> {
       throw schemaHint(err);
     });
     const services = new ServiceManager(uow);
-    const routers = new RouterManager(uow, pki, routerIdentities);
+    const routers = new RouterManager(uow, pki, routerIdentities, routerStates);
+    const terminators = new TerminatorManager(uow);
     const policies = new PolicyManager(uow);
     const access = new AccessManager(uow, posture, pki);
     const projections = new ProjectionManager(uow);
@@ -96,7 +103,7 @@ export function startService(deps: ServiceDeps): Promise<RunningService> {
         },
       }),
       grpc: [
-        { definition: PolicyServiceService, implementation: policyServer(projections, usage, access) as unknown as UntypedServiceImplementation },
+        { definition: PolicyServiceService, implementation: policyServer(projections, usage, access, terminators, routerStates) as unknown as UntypedServiceImplementation },
         integrityService(policyIntegrity(integrity, db.pool, () => relay.flush())),
         maintenance(deps.databaseUrl, db.pool, log),
       ],

@@ -73,10 +73,42 @@ export interface Terminator extends Entity {
   routerName: string;
   binding: string;
   address: string;
+  /** The instance id (the Edge API's `identity`, the fabric API's `instanceId`). */
   identity: string;
   cost: number;
   precedence: string;
+  /** The hosting identity (router-created edge terminators), '' for others. */
+  hostId: string;
+  /** OpenZiti's static peer data: decimal key -> base64 value. */
+  peerData: Record<string, string>;
+  /** Created by the controller for a router (edge binds), not by an administrator. */
+  isSystem: boolean;
+  savedPrecedence: string | null;
 }
+
+/** A router's live state as the router control plane (fabric) reports it. */
+export interface RouterLiveState {
+  /** The control channel is up (fabric `connected`, management `/routers` `isOnline`). */
+  connected: boolean;
+  /** Connected as an edge router (`/edge-routers` `isOnline`). */
+  isOnline: boolean;
+  syncStatus: string;
+  hostname: string;
+  supportedProtocols: Record<string, string>;
+  versionInfo: { version: string; revision: string; buildDate: string; os: string; arch: string } | null;
+  listenerAddresses: string[];
+}
+
+/** How a router renders when fabric does not report it (not configured, unreachable, never connected). */
+export const OFFLINE_ROUTER: RouterLiveState = Object.freeze({
+  connected: false,
+  isOnline: false,
+  syncStatus: 'SYNC_UNKNOWN',
+  hostname: '',
+  supportedProtocols: {},
+  versionInfo: null,
+  listenerAddresses: [],
+}) as RouterLiveState;
 
 export type PolicyType = 'Dial' | 'Bind';
 

@@ -12,6 +12,7 @@ import type {
   RouterKind,
   Service,
   Terminator,
+  RouterLiveState,
 } from './model.js';
 
 /**
@@ -114,7 +115,10 @@ export interface RouterRepository {
   delete(id: string): Promise<void>;
 }
 
-export type NewTerminator = Omit<Terminator, 'createdAt' | 'updatedAt' | 'serviceName' | 'routerName'>;
+export type NewTerminator = Omit<Terminator, 'createdAt' | 'updatedAt' | 'serviceName' | 'routerName'> & {
+  /** Written when given (never read back by the API); null keeps the stored one. */
+  instanceSecret?: string | null;
+};
 
 export interface TerminatorRepository {
   find(id: string): Promise<Terminator | null>;
@@ -122,6 +126,24 @@ export interface TerminatorRepository {
   list(req: ListRequest, scope?: ListScope): Promise<Page<Terminator>>;
   save(t: NewTerminator, isNew: boolean): Promise<void>;
   delete(id: string): Promise<void>;
+  /** Inserts unless the id exists (one statement); true when it inserted. A service or router that is gone is a NOT_FOUND. */
+  insertIfAbsent(t: NewTerminator): Promise<boolean>;
+  /** Sets cost and/or precedence of a terminator of that router; the updated row, or null when there is none. */
+  updateOnRouter(id: string, routerId: string, change: { cost?: number; precedence?: string }): Promise<Terminator | null>;
+  /** Deletes the router's terminators with these ids, or (allEdge) every edge-binding one of it; the ids deleted. */
+  removeOnRouter(routerId: string, ids: readonly string[], allEdge: boolean): Promise<string[]>;
+  /** Every terminator of a service. */
+  ofService(serviceId: string): Promise<Terminator[]>;
+}
+
+/**
+ * The router control plane (fabric): routers' live state and closing a router's control channel.
+ * Both never throw: an unreachable or not (yet) serving fabric renders routers offline and skips the disconnect.
+ */
+export interface RouterStates {
+  /** The state of each id fabric reports (one call); ids it does not report are absent. */
+  get(ids: readonly string[]): Promise<Map<string, RouterLiveState>>;
+  disconnect(routerId: string, reason: 're-enrolled' | 'deleted' | 'disabled'): Promise<void>;
 }
 
 export interface PolicyRepository<P extends { id: string; name: string; tags: Record<string, unknown> }> {

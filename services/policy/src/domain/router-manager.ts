@@ -1,7 +1,7 @@
 import { ApiError } from '@ziti/errors';
 import { shortId } from '@ziti/http-kit';
-import type { ListRequest, Page, Router, RouterEnrollmentInfo, RouterKind, Tags } from './model.js';
-import type { ListScope, NewRouter, RouterEnrollments, RouterIdentities, Transaction, UnitOfWork } from './ports.js';
+import type { ListRequest, Page, Router, RouterEnrollmentInfo, RouterKind, RouterLiveState, Tags } from './model.js';
+import type { ListScope, NewRouter, RouterEnrollments, RouterIdentities, RouterStates, Transaction, UnitOfWork } from './ports.js';
 import { selector, validateAttributes } from './roles.js';
 import { sameSet } from './service-manager.js';
 import { requireName } from './names.js';
@@ -31,6 +31,8 @@ const has = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k)
 export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-system`;
 
 const NO_ROUTER_IDENTITIES: RouterIdentities = { ensure: async () => false, remove: async () => undefined };
+/** No router control plane: every router is offline, nothing to disconnect. */
+export const NO_ROUTER_STATES: RouterStates = { get: async () => new Map(), disconnect: async () => undefined };
 
 /** Edge routers, transit routers and fabric routers; tunneler-enabled edge routers' system identity and policy. */
 export class RouterManager {
@@ -38,7 +40,19 @@ export class RouterManager {
     private readonly uow: UnitOfWork,
     private readonly enrollments: RouterEnrollments,
     private readonly identities: RouterIdentities = NO_ROUTER_IDENTITIES,
+    private readonly states: RouterStates = NO_ROUTER_STATES,
   ) {}
+
+  /** The live state of each router fabric reports (one call for them all); the others are offline. */
+  live(ids: readonly string[]): Promise<Map<string, RouterLiveState>> {
+    return ids.length === 0 ? Promise.resolve(new Map()) : this.states.get(ids);
+  }
+
+  /** Enrollment and live state of a page of routers, asked for together. */
+  async extras(ids: readonly string[]): Promise<{ enrollment: Map<string, RouterEnrollmentInfo>; live: Map<string, RouterLiveState> }> {
+    const [enrollment, live] = await Promise.all([this.enrollment(ids), this.live(ids)]);
+    return { enrollment, live };
+  }
 
   list(collection: RouterCollection, req: ListRequest, scope?: ListScope): Promise<Page<Router>> {
     return this.uow.repos.routers.list(VIEW_OF[collection], req, scope);
@@ -81,6 +95,7 @@ export class RouterManager {
   }
 
   async update(collection: RouterCollection, id: string, input: RouterInput, patch: boolean): Promise<void> {
+    let disabled = false;
     const change = await this.uow.run(async (tx): Promise<{ op: 'ensure' | 'remove'; name: string } | null> => {
       const current = await tx.routers.find(id);
       if (!current || !visible(collection, current)) throw ApiError.notFound();
@@ -100,6 +115,7 @@ export class RouterManager {
       };
       const r = await fields(tx, id, current.kind, merged, current);
       await tx.routers.save(r, false);
+      disabled = r.disabled;
       if (current.kind !== 'edge') return null;
       if (!sameSet(r.roleAttributes, current.roleAttributes)) await tx.evaluator.entity('edgeRouter', id, r.roleAttributes);
       if (r.isTunnelerEnabled && !current.isTunnelerEnabled) await enableTunneler(tx, r);
@@ -111,6 +127,8 @@ export class RouterManager {
     // identity-auth's copy of the router identity, after the commit (§5.4).
     if (change?.op === 'ensure') await this.identities.ensure(id, change.name);
     else if (change?.op === 'remove') await this.identities.remove(id);
+    // A disabled router may not stay connected (fabric refuses it when it comes back).
+    if (disabled) await this.states.disconnect(id, 'disabled');
   }
 
   async delete(collection: RouterCollection, id: string): Promise<void> {
@@ -128,6 +146,7 @@ export class RouterManager {
     });
     if (wasTunneler) await this.identities.remove(id);
     await this.enrollments.remove(id);
+    await this.states.disconnect(id, 'deleted');
   }
 
   /** `POST /edge-routers/{id}/re-enroll`: a new enrollment from pki-enrollment. */
@@ -135,6 +154,7 @@ export class RouterManager {
     const r = await this.router('edge-routers', id);
     const e = await this.enrollments.create(id, 'edge', r.name);
     if (!e) throw ApiError.of('FAILED_ER_REENROLLMENT', { cause: { code: 'UNHANDLED', message: 'router enrollment is not available (pki-enrollment)' } });
+    await this.states.disconnect(id, 're-enrolled');
   }
 }
 

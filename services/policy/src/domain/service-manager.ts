@@ -27,6 +27,8 @@ export interface TerminatorInput {
   binding?: string;
   address?: string;
   identity?: string;
+  /** `identitySecret` (base64) of a create: the instance secret, stored and never rendered. */
+  identitySecret?: string;
   cost?: number;
   precedence?: string;
   tags?: Tags | null;
@@ -123,6 +125,11 @@ export class ServiceManager {
         cost: Number(pick('cost', current?.cost) ?? 0),
         precedence: String(pick('precedence', current?.precedence) ?? 'default') || 'default',
         tags: (pick('tags', current?.tags) ?? {}) as Tags,
+        hostId: current?.hostId ?? '',
+        peerData: current?.peerData ?? {},
+        isSystem: current?.isSystem ?? false,
+        savedPrecedence: current?.savedPrecedence ?? null,
+        instanceSecret: !current && input.identitySecret ? input.identitySecret : null,
       };
       if (!t.serviceId || !(await tx.services.find(t.serviceId))) throw ApiError.field('service', 'no service found with the given id', t.serviceId);
       if (!t.routerId || !(await tx.routers.find(t.routerId))) throw ApiError.field('router', 'no router found with the given id', t.routerId);

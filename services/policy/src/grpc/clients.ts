@@ -17,7 +17,7 @@ const UNIMPLEMENTED_BACKOFF_MS = 30_000;
  * Calls to another context that may not serve an RPC yet: UNIMPLEMENTED or unreachable answers
  * become `null` (callers then render without that context's data and say so).
  */
-class Optional<C extends { close(): void }> {
+export class Optional<C extends { close(): void }> {
   private client?: C;
   private address?: string;
   private skipUntil = new Map<string, number>();

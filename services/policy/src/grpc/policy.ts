@@ -4,6 +4,9 @@ import type { PolicyServiceServer, ServiceAccess, SyncIdentityRequest, SyncPostu
 import type { AccessManager } from '../domain/access-manager.js';
 import type { IdentityChange, PostureCheckChange, ProjectionManager } from '../domain/projection-manager.js';
 import type { UsageManager } from '../domain/usage-manager.js';
+import type { RouterStates } from '../domain/ports.js';
+import type { TerminatorManager } from '../domain/terminator-manager.js';
+import { fabricCalls, liveEdgeRouterRefs } from './fabric-calls.js';
 
 function time(value: string, fallback: Date): Date {
   const d = value ? new Date(value) : fallback;
@@ -57,7 +60,7 @@ export function postureCheckChange(r: SyncPostureCheckRequest): PostureCheckChan
 const USAGE_SOURCES = ['servicePolicies', 'edgeRouterPolicies', 'serviceEdgeRouterPolicies'] as const;
 
 /** `ziti.v1.PolicyService`: projections fed by other contexts, role attribute usage, and session access. */
-export function policyServer(projections: ProjectionManager, usage: UsageManager, access: AccessManager): PolicyServiceServer {
+export function policyServer(projections: ProjectionManager, usage: UsageManager, access: AccessManager, terminators: TerminatorManager, routerStates: RouterStates): PolicyServiceServer {
   const unary = <Req, Res>(fn: (req: Req) => Promise<Res>) => (call: { request: Req }, callback: (err: Partial<ServiceError> | null, res?: Res) => void) => {
     fn(call.request).then(
       (res) => callback(null, res),
@@ -91,17 +94,8 @@ export function policyServer(projections: ProjectionManager, usage: UsageManager
       };
     }),
     // TODO(fabric): served by the router control plane work.
-    getRouter: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
-    // TODO(fabric): served by the router control plane work.
     getRouterDataModel: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
-    // TODO(fabric): served by the router control plane work.
-    upsertEdgeTerminator: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
-    // TODO(fabric): served by the router control plane work.
-    updateTerminator: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
-    // TODO(fabric): served by the router control plane work.
-    removeTerminators: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
-    // TODO(fabric): served by the router control plane work.
-    listServiceTerminators: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
+    ...fabricCalls(terminators),
     listPostureCheckServices: unary(async (r) => ({
       services: (await access.postureCheckServices(r.identityId, r.postureCheckIds)).map((s) => ({ id: s.id, name: s.name, postureCheckIds: s.postureCheckIds })),
     })),
@@ -112,18 +106,7 @@ export function policyServer(projections: ProjectionManager, usage: UsageManager
         serviceName: a.serviceName,
         permissions: a.permissions,
         policies: a.policies.map((p) => ({ policyId: p.policyId, policyType: p.type, postureCheckIds: p.postureCheckIds })),
-        edgeRouters: a.edgeRouters.map((er) => ({
-          id: er.id,
-          name: er.name,
-          hostname: '',
-          isOnline: false,
-          urls: {},
-          supportedProtocols: {},
-          syncStatus: 'SYNC_UNKNOWN',
-          cost: er.cost,
-          noTraversal: er.noTraversal,
-          disabled: er.disabled,
-        })),
+        edgeRouters: await liveEdgeRouterRefs(routerStates, a.edgeRouters),
       };
     }),
   };

@@ -31,8 +31,8 @@ export function identityHandlers(access: AccessManager, policies: PolicyManager,
     async listIdentityEdgeRouters(ctx) {
       await requireIdentity(id(ctx));
       const page = await routers.list('edge-routers', listRequest(ctx), { of: 'linked', link: 'identity-edge-routers', ownerId: id(ctx) });
-      const enrollment = await routers.enrollment(page.items.map((r) => r.id));
-      return listResult(page, (r) => edgeRouterDetail(r, enrollment.get(r.id)));
+      const { enrollment, live } = await routers.extras(page.items.map((r) => r.id));
+      return listResult(page, (r) => edgeRouterDetail(r, enrollment.get(r.id), live.get(r.id)));
     },
     async listIdentitysEdgeRouterPolicies(ctx) {
       await requireIdentity(id(ctx));
@@ -44,9 +44,10 @@ export function identityHandlers(access: AccessManager, policies: PolicyManager,
     },
     async getIdentityPolicyAdvice(ctx) {
       const a = await access.policyAdvice(id(ctx), ctx.params.serviceId!);
+      const live = await routers.live(a.commonRouters.map((r) => r.id));
       return {
         body: dataEnvelope({
-          commonRouters: a.commonRouters.map((r) => ({ ...entityRef('edge-routers', r.id, r.name), isOnline: false })),
+          commonRouters: a.commonRouters.map((r) => ({ ...entityRef('edge-routers', r.id, r.name), isOnline: live.get(r.id)?.isOnline ?? false })),
           identity: entityRef('identities', a.identity.id, a.identity.name),
           identityId: a.identity.id,
           identityRouterCount: a.identityRouters,
@@ -74,7 +75,8 @@ export function identityHandlers(access: AccessManager, policies: PolicyManager,
     },
     async getCurrentIdentityEdgeRouters(ctx) {
       const page = await routers.list('edge-routers', listRequest(ctx), { of: 'linked', link: 'identity-edge-routers', ownerId: viewer(ctx).identityId });
-      return listResult(page, currentIdentityEdgeRouter);
+      const live = await routers.live(page.items.map((r) => r.id));
+      return listResult(page, (r) => currentIdentityEdgeRouter(r, live.get(r.id)));
     },
   };
 }

@@ -99,8 +99,8 @@ export function policyHandlers(policies: PolicyManager, render: PolicyRenderer, 
   };
   const routersOf = async (ctx: Parameters<Handler>[0], scope: ListScope) => {
     const page = await routers.list('edge-routers', listRequest(ctx), scope);
-    const enrollment = await routers.enrollment(page.items.map((r) => r.id));
-    return listResult(page, (r) => edgeRouterDetail(r, enrollment.get(r.id)));
+    const { enrollment, live } = await routers.extras(page.items.map((r) => r.id));
+    return listResult(page, (r) => edgeRouterDetail(r, enrollment.get(r.id), live.get(r.id)));
   };
   return {
     ...crud('sp', 'ServicePolicy', 'ServicePolicies', policies, render),

@@ -22,15 +22,16 @@ export function routerHandlers(
   const plain = (collection: Exclude<RouterCollection, 'edge-routers'>, noun: string, nouns: string): Record<string, Handler> => ({
     [`list${nouns}`]: async (ctx) => {
       const page = await routers.list(collection, listRequest(ctx));
-      const enrollment = await routers.enrollment(page.items.map((r) => r.id));
+      const { enrollment, live } = await routers.extras(page.items.map((r) => r.id));
       // The fabric API's GET /routers: the same routers (every kind), in its own shape.
-      if (ctx.api === 'fabric') return listResult(page, (r) => fabricRouterDetail(r, enrollment.get(r.id)));
-      return listResult(page, (r) => routerDetail(collection, r, enrollment.get(r.id)));
+      if (ctx.api === 'fabric') return listResult(page, (r) => fabricRouterDetail(r, enrollment.get(r.id), live.get(r.id)));
+      return listResult(page, (r) => routerDetail(collection, r, enrollment.get(r.id), live.get(r.id)));
     },
     [`create${noun}`]: async (ctx) => ({ status: 201, body: createdEnvelope(collection, await routers.create(collection, ctx.body)) }),
     [`detail${noun}`]: async (ctx) => {
       const r = await routers.router(collection, id(ctx));
-      return { body: dataEnvelope(routerDetail(collection, r, (await routers.enrollment([r.id])).get(r.id))) };
+      const { enrollment, live } = await routers.extras([r.id]);
+      return { body: dataEnvelope(routerDetail(collection, r, enrollment.get(r.id), live.get(r.id))) };
     },
     [`update${noun}`]: async (ctx) => {
       await routers.update(collection, id(ctx), ctx.body, false);
@@ -55,15 +56,16 @@ export function routerHandlers(
     async listEdgeRouters(ctx) {
       const rf = parseRoleFilter(queryStrings(ctx, 'roleFilter'), queryString(ctx, 'roleSemantic'));
       const page = await routers.list('edge-routers', listRequest(ctx), rf ? { of: 'role-filter', selector: rf } : undefined);
-      const enrollment = await routers.enrollment(page.items.map((r) => r.id));
-      return listResult(page, (r) => edgeRouterDetail(r, enrollment.get(r.id)));
+      const { enrollment, live } = await routers.extras(page.items.map((r) => r.id));
+      return listResult(page, (r) => edgeRouterDetail(r, enrollment.get(r.id), live.get(r.id)));
     },
     async createEdgeRouter(ctx) {
       return { status: 201, body: createdEnvelope('edge-routers', await routers.create('edge-routers', ctx.body)) };
     },
     async detailEdgeRouter(ctx) {
       const r = await routers.router('edge-routers', id(ctx));
-      return { body: dataEnvelope(edgeRouterDetail(r, (await routers.enrollment([r.id])).get(r.id))) };
+      const { enrollment, live } = await routers.extras([r.id]);
+      return { body: dataEnvelope(edgeRouterDetail(r, enrollment.get(r.id), live.get(r.id))) };
     },
     async updateEdgeRouter(ctx) {
       await routers.update('edge-routers', id(ctx), ctx.body, false);

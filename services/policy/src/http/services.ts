@@ -70,13 +70,14 @@ export function serviceHandlers(
       if (ctx.api === 'client') {
         const header = ctx.req.headers['session-token'];
         const token = typeof header === 'string' ? header : queryString(ctx, 'session-token');
-        const routers = await access.serviceEdgeRouters(viewer(ctx), id(ctx), token);
-        return { body: dataEnvelope({ edgeRouters: routers.map(commonEdgeRouter) }) };
+        const list = await access.serviceEdgeRouters(viewer(ctx), id(ctx), token);
+        const live = await routers.live(list.map((r) => r.id));
+        return { body: dataEnvelope({ edgeRouters: list.map((r) => commonEdgeRouter(r, live.get(r.id))) }) };
       }
       await services.service(id(ctx));
       const page = await routers.list('edge-routers', listRequest(ctx), { of: 'linked', link: 'service-edge-routers', ownerId: id(ctx) });
-      const enrollment = await routers.enrollment(page.items.map((r) => r.id));
-      return listResult(page, (r) => edgeRouterDetail(r, enrollment.get(r.id)));
+      const { enrollment, live } = await routers.extras(page.items.map((r) => r.id));
+      return listResult(page, (r) => edgeRouterDetail(r, enrollment.get(r.id), live.get(r.id)));
     },
     async listServiceTerminators(ctx) {
       if (ctx.api === 'client') await access.assertReachable(viewer(ctx).identityId, id(ctx));

@@ -8,12 +8,14 @@ import type {
   PostureCheckRecord,
   Router,
   RouterEnrollmentInfo,
+  RouterLiveState,
   ServiceEdgeRouterPolicy,
   ServicePolicy,
   ServiceView,
   Terminator,
 } from '../domain/model.js';
 import type { ServiceConfigOverride } from '../domain/ports.js';
+import { OFFLINE_ROUTER } from '../domain/model.js';
 
 /** Wire shapes (swagger definitions) of this context's entities. Links are relative (§7.3). */
 
@@ -91,18 +93,21 @@ export function renderedServiceDetail(s: { json: string } & Pick<ServiceView, 'p
   return `${s.json.slice(0, -1)},"permissions":${JSON.stringify(s.permissions)},"config":${JSON.stringify(s.config)},"postureQueries":${JSON.stringify(postureQueries(s.postureQueries))}}`;
 }
 
-/** `commonEdgeRouterProperties`: routers never connect to this controller yet, so they are offline with no hostname. */
-export const commonEdgeRouter = (r: Router) => ({
+/** `commonEdgeRouterProperties`: the router's record with its live state (offline when fabric does not report it). */
+export const commonEdgeRouter = (r: Router, s: RouterLiveState = OFFLINE_ROUTER) => ({
   appData: r.appData,
   cost: r.cost,
   disabled: r.disabled,
-  hostname: '',
-  isOnline: false,
+  hostname: s.hostname,
+  isOnline: s.isOnline,
   name: r.name,
   noTraversal: r.noTraversal,
-  supportedProtocols: {},
-  syncStatus: 'SYNC_UNKNOWN',
+  supportedProtocols: s.supportedProtocols,
+  syncStatus: s.syncStatus,
 });
+
+/** OpenZiti's `versionInfo` of a router state: empty strings while the router has not reported one. */
+const versionInfo = (s: RouterLiveState) => s.versionInfo ?? { version: '', revision: '', buildDate: '', os: '', arch: '' };
 
 const enrollmentFields = (e: RouterEnrollmentInfo | undefined) =>
   e
@@ -114,27 +119,29 @@ const enrollmentFields = (e: RouterEnrollmentInfo | undefined) =>
       }
     : {};
 
-export const edgeRouterDetail = (r: Router, e: RouterEnrollmentInfo | undefined) => ({
+export const edgeRouterDetail = (r: Router, e: RouterEnrollmentInfo | undefined, s: RouterLiveState = OFFLINE_ROUTER) => ({
   ...base('edge-routers', r, ['edge-router-policies']),
-  ...commonEdgeRouter(r),
+  ...commonEdgeRouter(r, s),
   ...enrollmentFields(e),
-  arch: '',
-  buildDate: '',
+  arch: versionInfo(s).arch,
+  buildDate: versionInfo(s).buildDate,
   certPem: e?.certPem ?? null,
   configs: r.configs,
   ctrlChanListeners: r.ctrlChanListeners,
   fingerprint: e?.fingerprint ?? r.fingerprint ?? undefined,
   isTunnelerEnabled: r.isTunnelerEnabled,
   isVerified: e?.isVerified ?? false,
-  os: '',
-  revision: '',
+  os: versionInfo(s).os,
+  revision: versionInfo(s).revision,
   roleAttributes: r.roleAttributes,
   unverifiedCertPem: null,
   unverifiedFingerprint: null,
-  version: '',
+  version: versionInfo(s).version,
+  versionInfo: versionInfo(s),
 });
 
-export const routerDetail = (plural: 'routers' | 'transit-routers', r: Router, e: RouterEnrollmentInfo | undefined) => ({
+/** The management API's `routerDetail` (`/routers`, `/transit-routers`): `isOnline` while the control channel is up. */
+export const routerDetail = (plural: 'routers' | 'transit-routers', r: Router, e: RouterEnrollmentInfo | undefined, s: RouterLiveState = OFFLINE_ROUTER) => ({
   ...base(plural, r),
   ...enrollmentFields(e),
   configs: r.configs,
@@ -142,7 +149,7 @@ export const routerDetail = (plural: 'routers' | 'transit-routers', r: Router, e
   ctrlChanListeners: r.ctrlChanListeners,
   disabled: r.disabled,
   fingerprint: e?.fingerprint ?? r.fingerprint ?? '',
-  isOnline: false,
+  isOnline: s.connected,
   isVerified: e?.isVerified ?? false,
   name: r.name,
   noTraversal: r.noTraversal,
@@ -150,7 +157,7 @@ export const routerDetail = (plural: 'routers' | 'transit-routers', r: Router, e
   unverifiedFingerprint: null,
 });
 
-export const currentIdentityEdgeRouter = (r: Router) => ({ ...base('edge-routers', r, ['edge-router-policies']), ...commonEdgeRouter(r) });
+export const currentIdentityEdgeRouter = (r: Router, s: RouterLiveState = OFFLINE_ROUTER) => ({ ...base('edge-routers', r, ['edge-router-policies']), ...commonEdgeRouter(r, s) });
 
 export const terminatorDetail = (t: Terminator) => ({
   ...base('terminators', t),
@@ -265,34 +272,37 @@ export const serviceConfigDetail = (o: ServiceConfigOverride) => ({
 
 const fabricRef = (plural: 'routers' | 'services', id: string, name: string) => ({ _links: links(plural, id, ['terminators']), entity: plural, id, name });
 
+/** A link listener address (`tls:host:port`) as the fabric API's `{address, protocol}`. */
+const routerListener = (address: string) => ({ address, protocol: address.includes(':') ? address.slice(0, address.indexOf(':')) : '' });
+
 /**
  * The fabric API's `routerDetail` (controller `FabricRouterModelMapper`): every router kind, with
- * `connected` (no router connects to this controller yet), and what only a connected router
- * reports (listener addresses, interfaces, version) absent or null, as the controller renders an
- * offline router. Go's nil slices and pointers are null; `ctrlChanListeners` is left out when empty.
+ * `connected`, the listener addresses and `versionInfo` of a connected router (absent or null
+ * while it is not). Go's nil slices and pointers are null; `ctrlChanListeners` is left out when empty.
  */
-export const fabricRouterDetail = (r: Router, e: RouterEnrollmentInfo | undefined) => ({
+export const fabricRouterDetail = (r: Router, e: RouterEnrollmentInfo | undefined, s: RouterLiveState = OFFLINE_ROUTER) => ({
   ...base('routers', r, ['terminators']),
   configs: r.configs.length > 0 ? r.configs : null,
-  connected: false,
+  connected: s.connected,
   cost: r.cost,
   ...(Object.keys(r.ctrlChanListeners).length > 0 ? { ctrlChanListeners: r.ctrlChanListeners } : {}),
   disabled: r.disabled,
   fingerprint: e?.fingerprint ?? r.fingerprint ?? null,
   interfaces: null,
-  listenerAddresses: null,
+  listenerAddresses: s.connected && s.listenerAddresses.length > 0 ? s.listenerAddresses.map(routerListener) : null,
   name: r.name,
   noTraversal: r.noTraversal,
+  ...(s.connected && s.versionInfo ? { versionInfo: s.versionInfo } : {}),
 });
 
-/** The fabric API's `terminatorDetail`: `instanceId` (the Edge API's `identity`), `hostId`, `dynamicCost`. */
+/** The fabric API's `terminatorDetail`: `instanceId` (the Edge API's `identity`), `hostId` (the hosting identity), `dynamicCost`. */
 export const fabricTerminatorDetail = (t: Terminator) => ({
   ...base('terminators', t),
   address: t.address,
   binding: t.binding,
   cost: t.cost,
   dynamicCost: 0,
-  hostId: '',
+  hostId: t.hostId,
   instanceId: t.identity,
   precedence: t.precedence,
   router: fabricRef('routers', t.routerId, t.routerName),

@@ -121,7 +121,8 @@ export const TERMINATOR_QUERY: EntityQuerySchema = {
     // The controller's terminator store names the instance id `instanceId` (the Edge API renders it as `identity`);
     // `identity` is no symbol there, so `filter=identity` (the admin console's) is 400 INVALID_FILTER "unknown symbol 'identity'".
     instanceId: col('string', 'identity'),
-    hostId: constant('string', "''"),
+    hostId: col('string', 'host_id'),
+    isSystem: col('bool', 'is_system'),
     cost: col('int', 'cost'),
     precedence: col('string', 'precedence'),
   },

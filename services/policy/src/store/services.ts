@@ -1,9 +1,9 @@
-import type { ListRequest, Page, Service, Terminator } from '../domain/model.js';
-import type { NewService, NewTerminator, RenderedService, ServiceRepository, TerminatorRepository, ListScope } from '../domain/ports.js';
+import type { ListRequest, Page, Service } from '../domain/model.js';
+import type { NewService, RenderedService, ServiceRepository, ListScope } from '../domain/ports.js';
 import { mapped, obj, type Sql } from './db.js';
-import { inIdOrder, listIds, listRows } from './list.js';
+import { listRows } from './list.js';
 import { scopeCondition } from './scopes.js';
-import { SERVICE_QUERY, TERMINATOR_QUERY } from './query-schemas.js';
+import { SERVICE_QUERY } from './query-schemas.js';
 
 const CONFIGS = `coalesce((SELECT array_agg(c."config_id" ORDER BY c."position") FROM "service_configs" c
   WHERE c."service_id" = s."id"), '{}') AS configs`;
@@ -113,64 +113,5 @@ export class SqlServiceRepository implements ServiceRepository {
   async identitiesWithAccess(id: string): Promise<string[]> {
     const { rows } = await this.sql.query(`SELECT "identity_id" AS id FROM "identity_services" WHERE "service_id" = $1`, [id]);
     return rows.map((r) => r.id);
-  }
-}
-
-const TERMINATOR_SELECT = `SELECT t.*, s."name" AS service_name, r."name" AS router_name FROM "terminators" t
-  JOIN "services" s ON s."id" = t."service_id" JOIN "routers" r ON r."id" = t."router_id"`;
-
-const toTerminator = (r: any): Terminator => ({
-  id: r.id,
-  serviceId: r.service_id,
-  serviceName: r.service_name,
-  routerId: r.router_id,
-  routerName: r.router_name,
-  binding: r.binding,
-  address: r.address,
-  identity: r.identity,
-  cost: r.cost,
-  precedence: r.precedence,
-  tags: obj(r.tags),
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-export class SqlTerminatorRepository implements TerminatorRepository {
-  constructor(private readonly sql: Sql) {}
-
-  async findMany(ids: readonly string[]): Promise<Terminator[]> {
-    if (ids.length === 0) return [];
-    const { rows } = await this.sql.query(`${TERMINATOR_SELECT} WHERE t."id" = ANY($1::text[])`, [ids]);
-    return rows.map(toTerminator);
-  }
-
-  async find(id: string): Promise<Terminator | null> {
-    return (await this.findMany([id]))[0] ?? null;
-  }
-
-  async list(req: ListRequest, scope?: ListScope): Promise<Page<Terminator>> {
-    const page = await listIds(this.sql, TERMINATOR_QUERY, req, scopeCondition(scope));
-    return { ...page, items: inIdOrder(page.ids, await this.findMany(page.ids)) };
-  }
-
-  async save(t: NewTerminator, isNew: boolean): Promise<void> {
-    const params = [t.id, t.serviceId, t.routerId, t.binding, t.address, t.identity, t.cost, t.precedence, JSON.stringify(t.tags)];
-    if (isNew) {
-      await this.sql.query(
-        `INSERT INTO "terminators" ("id", "service_id", "router_id", "binding", "address", "identity", "cost", "precedence", "tags")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        params,
-      );
-    } else {
-      await this.sql.query(
-        `UPDATE "terminators" SET "service_id" = $2, "router_id" = $3, "binding" = $4, "address" = $5, "identity" = $6, "cost" = $7,
-           "precedence" = $8, "tags" = $9, "updated_at" = now() WHERE "id" = $1`,
-        params,
-      );
-    }
-  }
-
-  async delete(id: string): Promise<void> {
-    await this.sql.query(`DELETE FROM "terminators" WHERE "id" = $1`, [id]);
   }
 }

@@ -8,7 +8,8 @@ import { ENTITY_TABLES, KINDS, evaluateEntity, evaluatePolicy, rebuildDerived, r
 import { SqlPolicyRepository, removeIdReferences } from './policies.js';
 import { SqlIdentityProjection, SqlPostureCheckProjection } from './projections.js';
 import { SqlRouterRepository } from './routers.js';
-import { SqlServiceRepository, SqlTerminatorRepository } from './services.js';
+import { SqlServiceRepository } from './services.js';
+import { SqlTerminatorRepository } from './terminators.js';
 import { SqlUsageReader } from './usage.js';
 
 function evaluator(sql: Sql): Evaluator {
