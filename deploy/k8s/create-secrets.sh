@@ -8,11 +8,11 @@
 #   REDIS_URL=redis://redis.example.internal:6379 \
 #   IDENTITY_AUTH_DATABASE_URL=postgresql://identity_auth:...@postgres.example.internal:5432/ziti \
 #   PKI_ENROLLMENT_DATABASE_URL=... POLICY_DATABASE_URL=... SESSION_DATABASE_URL=... \
-#   POSTURE_DATABASE_URL=... \
+#   POSTURE_DATABASE_URL=... FABRIC_DATABASE_URL=... \
 #   sh deploy/k8s/create-secrets.sh [namespace]      # namespace: ziti unless given
 #
 # DATABASE_URL, when set, stands for each <CONTEXT>_DATABASE_URL left unset (one database role for
-# the five schemas; a role per context that may use only its own schema is the tighter choice).
+# the six schemas; a role per context that may use only its own schema is the tighter choice).
 # ZITI_PWD, the password of the admin identity-auth creates at its first start, is generated unless
 # set; read it with
 #   kubectl -n ziti get secret ziti-admin -o jsonpath='{.data.ZITI_PWD}' | base64 -d
@@ -69,6 +69,7 @@ pki_enrollment_db=$(setting PKI_ENROLLMENT_DATABASE_URL DATABASE_URL)
 policy_db=$(setting POLICY_DATABASE_URL DATABASE_URL)
 session_db=$(setting SESSION_DATABASE_URL DATABASE_URL)
 posture_db=$(setting POSTURE_DATABASE_URL DATABASE_URL)
+fabric_db=$(setting FABRIC_DATABASE_URL DATABASE_URL)
 if [ -n "${ZITI_PWD:-}" ]; then admin_password=$(setting ZITI_PWD); else admin_password=$(random 24); fi
 internal_secret=$(random 48)
 server_key_secret=$(random 48)
@@ -93,3 +94,4 @@ create pki-enrollment-database "DATABASE_URL=$pki_enrollment_db"
 create policy-database "DATABASE_URL=$policy_db"
 create session-database "DATABASE_URL=$session_db"
 create posture-database "DATABASE_URL=$posture_db"
+create fabric-database "DATABASE_URL=$fabric_db"

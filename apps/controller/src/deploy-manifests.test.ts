@@ -2,15 +2,22 @@
 // checks what can be checked offline: every file parses, the kustomization lists them all, the
 // references between objects (selectors, named ports, ConfigMaps, Secrets and certificates, HPA
 // targets, the entry points the commands run) hold, each pod gets only the secrets it uses, and
-// the NetworkPolicies admit each port only from the processes that call it.
+// the NetworkPolicies admit each port only from the processes that call it (INTERNAL_RPC_CALLERS).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CONTEXT_NAMES, INTERNAL_RPC_CALLERS, INTERNAL_SERVICE_OWNERS } from '@ziti/service-kit';
 import { loadAll } from 'js-yaml';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const K8S = join(ROOT, 'deploy', 'k8s');
-const CONTEXTS = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture'];
+const CONTEXTS = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture', 'fabric'];
 const PROCESSES = ['gateway', ...CONTEXTS];
+/**
+ * Contexts whose source is not in this tree yet (a context is deployed before it is merged): their
+ * manifests are checked, the entry points and configuration they name are checked once the
+ * source is here.
+ */
+const PENDING = CONTEXTS.filter((c) => !existsSync(join(ROOT, 'services', c, 'src')));
 const TLS_DIR = '/etc/ziti/internal-tls';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string }; spec?: any; data?: any; stringData?: any };
@@ -27,7 +34,9 @@ const named = (kind: string, name: string) => objects.find((o) => o.kind === kin
 /** Asserts the source of `node services/x/dist/main.js` (`services/x/src/main.ts`) exists. */
 function expectEntry(command: string[]): void {
   expect(command[0]).toBe('node');
+  expect(command[1]).toMatch(/^services\/[a-z-]+\/dist\/[a-z-]+\.js$/);
   const source = command[1].replace('/dist/', '/src/').replace(/\.js$/, '.ts');
+  if (PENDING.includes(command[1].split('/')[1]!)) return;
   expect(existsSync(join(ROOT, source)) ? 'present' : `missing ${source}`).toBe('present');
 }
 
@@ -39,17 +48,23 @@ const SECRET_KEYS: Record<string, string[]> = {
   policy: ['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
   session: ['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
   posture: ['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
+  fabric: ['ZITI_INTERNAL_SECRET', 'DATABASE_URL', 'NATS_URL', 'REDIS_URL'],
   ...Object.fromEntries(CONTEXTS.map((c) => [`migrate-${c}`, ['DATABASE_URL']])),
 };
 
-/** Who calls each context's gRPC port (checked against the services' configuration below). */
-const GRPC_CALLERS: Record<string, string[]> = {
-  'identity-auth': ['gateway', 'pki-enrollment', 'policy', 'posture'],
-  'pki-enrollment': ['gateway', 'identity-auth', 'policy', 'session'],
-  policy: ['gateway', 'identity-auth', 'posture', 'session'],
-  session: ['gateway'],
-  posture: ['gateway', 'policy', 'session'],
-};
+/**
+ * Who calls each context's gRPC port: the callers `INTERNAL_RPC_CALLERS` names for the methods of
+ * the services it owns, and of the services every context serves (health, maintenance,
+ * integrity). Checked against the NetworkPolicies and the services' configuration below.
+ */
+const GRPC_CALLERS: Record<string, string[]> = (() => {
+  const callers: Record<string, Set<string>> = Object.fromEntries(CONTEXTS.map((c) => [c, new Set<string>()]));
+  for (const [path, who] of Object.entries(INTERNAL_RPC_CALLERS)) {
+    const owner = INTERNAL_SERVICE_OWNERS[path.split('/')[1]!];
+    for (const c of owner ? [owner] : CONTEXTS) for (const caller of who) callers[c]!.add(caller);
+  }
+  return Object.fromEntries(Object.entries(callers).map(([c, set]) => [c, [...set].sort()]));
+})();
 
 /** Deployments and Jobs by name, with their pod templates. */
 const workloads = () => [...byKind('Deployment'), ...byKind('Job')].map((w) => ({ name: w.metadata.name, pod: w.spec.template }));
@@ -170,13 +185,56 @@ describe('deploy/k8s manifests', () => {
   });
 
   it('gives every Deployment a Service that selects its pods and targets its ports; the gateway is a LoadBalancer on 1280', () => {
+    for (const d of byKind('Deployment')) expect(named('Service', d.metadata.name)?.spec.selector).toEqual(d.spec.selector.matchLabels);
     for (const s of byKind('Service')) {
-      const d = named('Deployment', s.metadata.name)!;
+      const d = named('Deployment', s.spec.selector[NAME])!;
       expect(d.spec.template.metadata.labels).toEqual(expect.objectContaining(s.spec.selector));
       const ports = d.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name);
       for (const p of s.spec.ports) expect(ports).toContain(p.targetPort);
     }
     expect(named('Service', 'gateway')!.spec).toEqual(expect.objectContaining({ type: 'LoadBalancer', ports: [expect.objectContaining({ port: 1280 })] }));
+  });
+
+  it('exposes the router control listener (6262) as a plain TCP Service that passes TLS through', () => {
+    const fabric = named('Deployment', 'fabric')!.spec.template.spec.containers[0];
+    const env = Object.fromEntries((fabric.env as { name: string; value?: string }[]).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+    const ctrlPort = fabric.ports.find((p: { name: string }) => p.name === 'ctrl');
+    expect(ctrlPort).toEqual({ name: 'ctrl', containerPort: 6262 });
+    expect(env.ZITI_CTRL_LISTEN).toBe(`0.0.0.0:${ctrlPort.containerPort}`);
+    // The HTTP and gRPC ports it is told to use are the ones the pod and its Service declare.
+    const port = (name: string) => fabric.ports.find((p: { name: string }) => p.name === name).containerPort;
+    expect([Number(env.ZITI_FABRIC_HTTP_PORT), Number(env.ZITI_FABRIC_GRPC_PORT)]).toEqual([port('http'), port('grpc')]);
+
+    const services = byKind('Service').filter((s) => s.spec.ports.some((p: any) => p.targetPort === 'ctrl' || p.targetPort === ctrlPort.containerPort));
+    expect(services.map((s) => s.metadata.name)).toEqual(['fabric-ctrl']);
+    const [svc] = services;
+    expect(['LoadBalancer', 'NodePort']).toContain(svc!.spec.type);
+    expect(svc!.spec.selector).toEqual(named('Deployment', 'fabric')!.spec.selector.matchLabels);
+    expect(svc!.spec.ports).toEqual([{ name: 'ctrl', protocol: 'TCP', port: 6262, targetPort: 'ctrl' }]);
+    // Nothing in front of it terminates TLS: no L7 protocol, no load balancer TLS or certificate annotation, no Ingress.
+    expect(svc!.spec.ports[0].appProtocol).toBeUndefined();
+    expect(Object.keys((svc as any).metadata.annotations ?? {}).filter((k) => /ssl|tls|cert|backend-protocol/i.test(k))).toEqual([]);
+    expect(byKind('Ingress')).toEqual([]);
+    // The only public listener besides the gateway's.
+    expect(byKind('Service').filter((s) => s.spec.type === 'LoadBalancer' || s.spec.type === 'NodePort').map((s) => s.metadata.name).sort()).toEqual(['fabric-ctrl', 'gateway']);
+
+    // Routers dial the advertised address (the listener's certificate names it), which their
+    // enrollment JWTs carry (ZITI_CTRL_ENDPOINTS, pki-enrollment), on the Service's port. fabric
+    // overrides the shared ZITI_CTRL_ADVERTISED_ADDRESS, which is the edge API's.
+    const config = named('ConfigMap', 'ziti-config')!.data;
+    expect(env.ZITI_CTRL_ADVERTISED_ADDRESS).toMatch(/^[a-z0-9.-]+:\d+$/);
+    expect(env.ZITI_CTRL_ADVERTISED_ADDRESS.split(':')[1]).toBe(String(svc!.spec.ports[0].port));
+    expect(config.ZITI_CTRL_ENDPOINTS).toBe(`tls:${env.ZITI_CTRL_ADVERTISED_ADDRESS}`);
+    expect(config.ZITI_CTRL_ADVERTISED_ADDRESS).not.toBe(env.ZITI_CTRL_ADVERTISED_ADDRESS);
+  });
+
+  it("names every context's HTTP and gRPC address for the gateway and its peers, at its Service's ports", () => {
+    const config = named('ConfigMap', 'ziti-config')!.data;
+    for (const c of CONTEXTS) {
+      const key = c.toUpperCase().replace(/-/g, '_');
+      const ports = Object.fromEntries(named('Service', c)!.spec.ports.map((p: { name: string; port: number }) => [p.name, p.port]));
+      expect({ c, url: config[`${key}_URL`], grpc: config[`${key}_GRPC`] }).toEqual({ c, url: `https://${c}:${ports.http}`, grpc: `${c}:${ports.grpc}` });
+    }
   });
 
   it('has a migration Job per context and autoscalers for gateway, identity-auth and session', () => {
@@ -316,6 +374,8 @@ describe('deploy/k8s manifests', () => {
       for (const port of d.spec.template.spec.containers[0].ports) {
         const expected: Record<string, string[]> = {
           https: ['anywhere'],
+          // The router control listener (fabric): routers, from wherever they are.
+          ctrl: ['anywhere'],
           http: ['pod:gateway'],
           grpc: (GRPC_CALLERS[name] ?? []).map((c) => `pod:${c}`).sort(),
           metrics: ['namespace:monitoring'],
@@ -336,10 +396,20 @@ describe('deploy/k8s manifests', () => {
       const source = readFileSync(join(ROOT, 'services', p, 'src', 'config.ts'), 'utf8');
       return CONTEXTS.filter((c) => new RegExp(`\\b${env(c)}_${suffix}\\b`).test(source));
     };
-    for (const c of CONTEXTS) {
-      const callers = PROCESSES.filter((p) => p !== c && reads(p, 'GRPC').includes(c));
-      expect({ context: c, callers: callers.sort() }).toEqual({ context: c, callers: [...GRPC_CALLERS[c]].sort() });
-      expect({ context: c, httpCallers: PROCESSES.filter((p) => p !== c && reads(p, 'URL').includes(c)) }).toEqual({ context: c, httpCallers: ['gateway'] });
+    const present = CONTEXTS.filter((c) => !PENDING.includes(c));
+    for (const c of present) {
+      const callers = PROCESSES.filter((p) => p !== c && !PENDING.includes(p) && reads(p, 'GRPC').includes(c));
+      expect({ context: c, callers: callers.sort() }).toEqual({ context: c, callers: GRPC_CALLERS[c]!.filter((p) => !PENDING.includes(p)) });
+      expect({ context: c, httpCallers: PROCESSES.filter((p) => p !== c && !PENDING.includes(p) && reads(p, 'URL').includes(c)) }).toEqual({ context: c, httpCallers: ['gateway'] });
     }
+  });
+
+  it('deploys every process the internal plane knows, and the caller table only names them', () => {
+    expect([...PROCESSES].sort()).toEqual([...CONTEXT_NAMES].sort());
+    for (const c of CONTEXTS) expect({ c, callers: GRPC_CALLERS[c]!.every((p) => PROCESSES.includes(p)) && GRPC_CALLERS[c]!.includes('gateway') }).toEqual({ c, callers: true });
+    // The calls the router control plane makes and answers (a few, as the NetworkPolicies must admit them).
+    expect(GRPC_CALLERS.fabric).toEqual(['gateway', 'identity-auth', 'policy', 'session']);
+    for (const c of ['identity-auth', 'pki-enrollment', 'policy', 'session']) expect({ c, fabric: GRPC_CALLERS[c]!.includes('fabric') }).toEqual({ c, fabric: true });
+    expect(GRPC_CALLERS.posture).not.toContain('fabric');
   });
 });

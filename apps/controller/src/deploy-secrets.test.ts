@@ -105,7 +105,7 @@ describe('deploy/k8s/create-secrets.sh', () => {
 
     expect(made['ziti-messaging']).toEqual({ NATS_URL: URLS.NATS_URL, REDIS_URL: URLS.REDIS_URL });
     expect(made['policy-database'].DATABASE_URL).toBe(URLS.POLICY_DATABASE_URL);
-    for (const c of ['identity-auth', 'pki-enrollment', 'session', 'posture']) expect(made[`${c}-database`].DATABASE_URL).toBe(URLS.DATABASE_URL);
+    for (const c of ['identity-auth', 'pki-enrollment', 'session', 'posture', 'fabric']) expect(made[`${c}-database`].DATABASE_URL).toBe(URLS.DATABASE_URL);
   });
 
   it('uses the namespace it is given and a ZITI_PWD that is set', () => {

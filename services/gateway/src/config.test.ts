@@ -34,7 +34,7 @@ describe('loadConfig', () => {
       trustedProxyHeader: 'x-forwarded-for',
       authRateLimiter: { enabled: true, minSize: 5, maxSize: 250 },
       loginFailureLimits: { perUsername: 10, perAddress: 30, windowSeconds: 60 },
-      events: { namespaces: ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount'], file: undefined, entityCountIntervalMs: 300_000 },
+      events: { namespaces: ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount', 'router', 'circuit'], file: undefined, entityCountIntervalMs: 300_000 },
     });
   });
 
@@ -103,12 +103,17 @@ describe('loadEventStreamConfig', () => {
     expect(loadEventStreamConfig({ ZITI_EVENTS_ENTITY_COUNT_INTERVAL: '1.5h' })?.entityCountIntervalMs).toBe(5_400_000);
   });
 
+  it("knows the router control plane's namespaces, router and circuit", () => {
+    expect(loadEventStreamConfig({ ZITI_EVENTS: 'router,circuit' })?.namespaces).toEqual(['router', 'circuit']);
+  });
+
   it('none: no stream', () => {
     expect(loadEventStreamConfig({ ZITI_EVENTS: 'none' })).toBeUndefined();
   });
 
   it.each([
-    [{ ZITI_EVENTS: 'entityChange,circuit' }, 'ZITI_EVENTS'],
+    [{ ZITI_EVENTS: 'entityChange,link' }, 'ZITI_EVENTS'],
+    [{ ZITI_EVENTS: 'fabric.circuits' }, 'ZITI_EVENTS'],
     [{ ZITI_EVENTS_ENTITY_COUNT_INTERVAL: '500ms' }, 'ZITI_EVENTS_ENTITY_COUNT_INTERVAL'],
     [{ ZITI_EVENTS_ENTITY_COUNT_INTERVAL: '5 minutes' }, 'ZITI_EVENTS_ENTITY_COUNT_INTERVAL'],
   ])('fails fast naming the key (%j)', (env, key) => {

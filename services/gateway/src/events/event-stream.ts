@@ -28,7 +28,8 @@ export const EVENT_STREAM_GROUP = 'gateway-event-stream';
 
 /**
  * The change events each namespace is made from, by source. `session.deleted` is published on the
- * bus directly by session (best-effort, no outbox); the others are outbox events. The hot paths
+ * bus directly by session, and fabric's `router.*` and `circuit.*` by fabric (best-effort, no
+ * outbox); the others are outbox events. The hot paths
  * publish nothing: a login's `authentication` records (and the `apiSession` `created` of a
  * success) and a session's `created` come from what identity-auth and session hand back on their
  * answers (`authenticated`, `sessionCreated`).
@@ -43,6 +44,8 @@ const SOURCES: Record<Exclude<Namespace, 'entityCount'>, Record<string, string[]
   apiSession: { 'identity-auth': ['api-session.deleted'] },
   authentication: {},
   session: { session: ['session.deleted'] },
+  router: { fabric: ['router.connected', 'router.disconnected'] },
+  circuit: { fabric: ['circuit.created', 'circuit.deleted', 'circuit.failed'] },
 };
 
 /** The (source, types) subscriptions the namespaces need, one per source. */

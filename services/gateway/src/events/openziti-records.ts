@@ -1,5 +1,6 @@
 import type { AuthOutcome } from '@ziti/http-kit';
 import type { ChangeEvent } from '@ziti/messaging';
+import { circuitRecords, routerRecords } from './fabric-records.js';
 
 /**
  * OpenZiti's event records (controller/event/*.go of openziti/ziti), rendered from the contexts'
@@ -9,7 +10,7 @@ import type { ChangeEvent } from '@ziti/messaging';
  */
 
 /** The namespaces (OpenZiti's `*EventNS`), which are also the subject's last token. */
-export const NAMESPACES = ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount'] as const;
+export const NAMESPACES = ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount', 'router', 'circuit'] as const;
 export type Namespace = (typeof NAMESPACES)[number];
 
 /** A record: `namespace`, `event_src_id`, `timestamp` and the fields of its kind. */
@@ -52,6 +53,10 @@ export function toRecords(event: ChangeEvent, src: RecordSource): OpenZitiRecord
       return action === 'deleted' ? [apiSession(head, 'deleted', d)] : [];
     case 'session/session':
       return action === 'deleted' ? [sessionRecord(head, 'deleted', d)] : [];
+    case 'fabric/router':
+      return routerRecords(event, src.controllerId, action);
+    case 'fabric/circuit':
+      return circuitRecords(event, src.controllerId, action);
     default:
       return [];
   }
