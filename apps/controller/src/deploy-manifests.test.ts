@@ -200,7 +200,7 @@ describe('deploy/k8s manifests', () => {
     const env = Object.fromEntries((fabric.env as { name: string; value?: string }[]).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
     const ctrlPort = fabric.ports.find((p: { name: string }) => p.name === 'ctrl');
     expect(ctrlPort).toEqual({ name: 'ctrl', containerPort: 6262 });
-    expect(env.ZITI_CTRL_LISTEN).toBe(`0.0.0.0:${ctrlPort.containerPort}`);
+    expect(env.ZITI_ROUTER_CTRL_LISTEN).toBe(`0.0.0.0:${ctrlPort.containerPort}`);
     // The HTTP and gRPC ports it is told to use are the ones the pod and its Service declare.
     const port = (name: string) => fabric.ports.find((p: { name: string }) => p.name === name).containerPort;
     expect([Number(env.ZITI_FABRIC_HTTP_PORT), Number(env.ZITI_FABRIC_GRPC_PORT)]).toEqual([port('http'), port('grpc')]);
@@ -219,13 +219,13 @@ describe('deploy/k8s manifests', () => {
     expect(byKind('Service').filter((s) => s.spec.type === 'LoadBalancer' || s.spec.type === 'NodePort').map((s) => s.metadata.name).sort()).toEqual(['fabric-ctrl', 'gateway']);
 
     // Routers dial the advertised address (the listener's certificate names it), which their
-    // enrollment JWTs carry (ZITI_CTRL_ENDPOINTS, pki-enrollment), on the Service's port. fabric
-    // overrides the shared ZITI_CTRL_ADVERTISED_ADDRESS, which is the edge API's.
+    // enrollment JWTs carry (ZITI_CTRL_ENDPOINTS, pki-enrollment), on the Service's port; the
+    // shared ZITI_CTRL_ADVERTISED_ADDRESS is the edge API's.
     const config = named('ConfigMap', 'ziti-config')!.data;
-    expect(env.ZITI_CTRL_ADVERTISED_ADDRESS).toMatch(/^[a-z0-9.-]+:\d+$/);
-    expect(env.ZITI_CTRL_ADVERTISED_ADDRESS.split(':')[1]).toBe(String(svc!.spec.ports[0].port));
-    expect(config.ZITI_CTRL_ENDPOINTS).toBe(`tls:${env.ZITI_CTRL_ADVERTISED_ADDRESS}`);
-    expect(config.ZITI_CTRL_ADVERTISED_ADDRESS).not.toBe(env.ZITI_CTRL_ADVERTISED_ADDRESS);
+    expect(env.ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS).toMatch(/^[a-z0-9.-]+:\d+$/);
+    expect(env.ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS.split(':')[1]).toBe(String(svc!.spec.ports[0].port));
+    expect(config.ZITI_CTRL_ENDPOINTS).toBe(`tls:${env.ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS}`);
+    expect(config.ZITI_CTRL_ADVERTISED_ADDRESS).not.toBe(env.ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS);
   });
 
   it("names every context's HTTP and gRPC address for the gateway and its peers, at its Service's ports", () => {
@@ -408,7 +408,7 @@ describe('deploy/k8s manifests', () => {
     expect([...PROCESSES].sort()).toEqual([...CONTEXT_NAMES].sort());
     for (const c of CONTEXTS) expect({ c, callers: GRPC_CALLERS[c]!.every((p) => PROCESSES.includes(p)) && GRPC_CALLERS[c]!.includes('gateway') }).toEqual({ c, callers: true });
     // The calls the router control plane makes and answers (a few, as the NetworkPolicies must admit them).
-    expect(GRPC_CALLERS.fabric).toEqual(['gateway', 'identity-auth', 'policy', 'session']);
+    expect(GRPC_CALLERS.fabric).toEqual(['gateway', 'identity-auth', 'policy']);
     for (const c of ['identity-auth', 'pki-enrollment', 'policy', 'session']) expect({ c, fabric: GRPC_CALLERS[c]!.includes('fabric') }).toEqual({ c, fabric: true });
     expect(GRPC_CALLERS.posture).not.toContain('fabric');
   });

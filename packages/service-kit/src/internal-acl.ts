@@ -52,7 +52,7 @@ export const INTERNAL_RPC_CALLERS: Readonly<Record<string, readonly ContextName[
   // session
   '/ziti.v1.SessionService/GetSessions': ['fabric'],
   // fabric
-  '/ziti.v1.FabricService/GetRouterStates': ['policy', 'session'],
+  '/ziti.v1.FabricService/GetRouterStates': ['policy'],
   '/ziti.v1.FabricService/DisconnectRouter': ['policy'],
   '/ziti.v1.FabricService/GetIdentityConnections': ['identity-auth'],
   // every context, for the gateway: readiness, counts, snapshots, data integrity
