@@ -71,7 +71,6 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       return keys;
     };
     const rdm = new RdmPublisher({ policyModel: () => peers.getRouterDataModel(), publicKeys }, new RdmStateStore(pool), problemLog);
-    await retry(() => rdm.start(), log);
 
     let registry: RouterRegistry | undefined;
     const edge = () => registry?.edgeChannels() ?? [];
@@ -84,8 +83,18 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       },
       problemLog,
     );
-    await retry(() => legacy.start(deps.bus), log);
     onStop(() => legacy.stop());
+    // The model and the legacy sessions load in the background (their sources may start later);
+    // the context is ready once the model is loaded, and routers are served from then on.
+    const stopping = { stopped: false };
+    const loading = (async () => {
+      await retry(() => rdm.start(), log, Infinity, stopping);
+      await retry(() => legacy.start(deps.bus), log, Infinity, stopping);
+    })().catch((err) => { if (!stopping.stopped) problemLog('fabric: start of the data model failed', err); });
+    onStop(async () => {
+      stopping.stopped = true;
+      await loading;
+    });
     const sessions = new SessionValidator(peers, legacy);
     const publish = (type: string, data: Record<string, unknown>) =>
       void deps.bus.publish(newChangeEvent(EVENT_SOURCE, type, { ...data, at: new Date().toISOString() })).catch((err) => problemLog(`fabric: ${type} not published`, err));
@@ -159,13 +168,13 @@ function circuitEvent(c: import('./ctrl/circuits.js').Circuit) {
 }
 
 /** Retries a start step until the context it needs answers (at most a minute), one line per failure. */
-async function retry<T>(fn: () => Promise<T>, log: (m: string) => void): Promise<T> {
-  const until = Date.now() + 60_000;
+async function retry<T>(fn: () => Promise<T>, log: (m: string) => void, forMs = 60_000, stop?: { stopped: boolean }): Promise<T> {
+  const until = Date.now() + forMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
     } catch (err) {
-      if (Date.now() > until) throw err;
+      if (Date.now() > until || stop?.stopped) throw err;
       log(`${SERVICE_NAME}: start waits for its peers (${(err as Error).message}); retrying`);
       await new Promise((r) => setTimeout(r, Math.min(2000, 200 * attempt)));
     }
