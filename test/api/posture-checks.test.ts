@@ -1,4 +1,6 @@
 import { type EdgeApi, uniqueName } from '../support/clients.js';
+import { findings, run } from '../support/clients-integrity.js';
+import { policyBuilder } from '../support/clients-policy.js';
 import { sessionClients } from '../support/clients-session.js';
 import { failOnConformanceProblems } from '../support/conformance.js';
 import { useController } from '../support/controller.js';
@@ -173,5 +175,38 @@ describe('role attributes', () => {
     ]);
     const plain = await api.postureCheckRoleAttributeUsage(`?filter=${encodeURIComponent('id = "usage-attr"')}`);
     expect(plain.body.data[0].usage.postureChecks).toEqual({ count: 1 });
+  });
+});
+
+describe('as service policies see them', () => {
+  it('/service-policies/{id}/posture-checks renders every kind whole, also after the posture-check events arrived; the integrity check finds no difference', async () => {
+    const attr = uniqueName('pc-linked');
+    const ids = new Map<string, string>();
+    for (const typeId of Object.keys(KINDS)) ids.set(typeId, await create(typeId, { roleAttributes: [attr] }));
+    const sp = await policyBuilder(mgmt).servicePolicy('Dial', ['#all'], ['#all'], 'AllOf', [`#${attr}`]);
+    const listed = async () => {
+      const res = await mgmt.call('GET', `/service-policies/${sp}/posture-checks?limit=100`);
+      expectList(res);
+      return new Map((res.body.data as Record<string, any>[]).map((c) => [c.id as string, c]));
+    };
+    // Each item equals posture's own detail of the check (its kind's fields included).
+    const check = async () => {
+      const byId = await listed();
+      expect([...byId.keys()].sort()).toEqual([...ids.values()].sort());
+      for (const id of ids.values()) expect(byId.get(id)).toEqual(await detail(id));
+      return byId;
+    };
+    const first = await check();
+    for (const [typeId, id] of ids) expect(first.get(id)).toMatchObject({ typeId, ...KINDS[typeId] });
+    // The posture-check.* events reach policy after the synchronous call and must not thin the projection.
+    const updated = ids.get('DOMAIN')!;
+    expectEmpty(await api.postureChecks.patch(updated, { typeId: 'DOMAIN', domains: ['other.example'] }));
+    await new Promise((r) => setTimeout(r, 1500));
+    await check();
+    expect((await listed()).get(updated)).toMatchObject({ domains: ['other.example'], version: 2 });
+    const r = await run(mgmt);
+    expect(r.error).toBeNull();
+    expect(findings(r, 'posture check')).toEqual([]);
+    await check();
   });
 });

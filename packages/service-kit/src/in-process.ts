@@ -181,8 +181,12 @@ export function internalChannelCredentials(caller: ContextName, server: ContextN
  * no valid SNI name; the server is checked by its certificate, `internalChannelCredentials`).
  */
 export function internalChannelOptions(server: ContextName): Partial<ClientOptions> {
-  return { 'grpc.ssl_target_name_override': server };
+  // Answers may be large (the router data model of a big network is several MiB): 64 MiB, not grpc-js's 4.
+  return { 'grpc.ssl_target_name_override': server, 'grpc.max_receive_message_length': INTERNAL_MAX_MESSAGE_BYTES };
 }
+
+/** The largest internal gRPC answer a client accepts. */
+export const INTERNAL_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 /** The context that serves a generated client's service (its package-qualified name). */
 function ownerOf(service: ServiceDefinition): ContextName | undefined {

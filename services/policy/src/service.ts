@@ -26,6 +26,7 @@ import { routerHandlers } from './http/routers.js';
 import { serviceHandlers } from './http/services.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { openDatabase } from './store/db.js';
+import { SqlRouterDataModel } from './store/router-data-model.js';
 import { SqlUnitOfWork } from './store/unit-of-work.js';
 
 /** What the composition root needs from its host (standalone `main.ts` or the all-in-one controller). */
@@ -103,7 +104,7 @@ export function startService(deps: ServiceDeps): Promise<RunningService> {
         },
       }),
       grpc: [
-        { definition: PolicyServiceService, implementation: policyServer(projections, usage, access, terminators, routerStates) as unknown as UntypedServiceImplementation },
+        { definition: PolicyServiceService, implementation: policyServer(projections, usage, access, terminators, routerStates, new SqlRouterDataModel(db)) as unknown as UntypedServiceImplementation },
         integrityService(policyIntegrity(integrity, db.pool, () => relay.flush())),
         maintenance(deps.databaseUrl, db.pool, log),
       ],

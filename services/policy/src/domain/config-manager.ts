@@ -28,7 +28,7 @@ export class ConfigManager {
 
   /** Creates the built-in config types that are missing (idempotent, any replica). */
   ensureBuiltins(): Promise<void> {
-    return this.uow.repos.configTypes.ensure(BUILTIN_CONFIG_TYPES);
+    return this.uow.run((tx) => tx.configTypes.ensure(BUILTIN_CONFIG_TYPES));
   }
 
   listTypes(req: ListRequest): Promise<Page<ConfigType>> {

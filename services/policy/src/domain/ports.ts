@@ -296,7 +296,14 @@ export interface Evaluator {
  */
 export type DomainEvent =
   | { type: 'service-access.changed'; identityIds: readonly string[]; cause: string }
-  | { type: 'router.deleted'; routerId: string; kind: string };
+  | { type: 'router.deleted'; routerId: string; kind: string }
+  | { type: 'router-data-model.changed'; changes: readonly RdmChange[] };
+
+/** An entity of the router data model that a transaction created, changed or deleted. */
+export interface RdmChange {
+  kind: 'service' | 'config' | 'config-type' | 'service-policy' | 'identity' | 'posture-check';
+  id: string;
+}
 
 export interface Repositories {
   configTypes: ConfigTypeRepository;

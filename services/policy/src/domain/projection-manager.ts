@@ -31,6 +31,11 @@ export interface PostureCheckChange {
   updatedAt: Date;
   version?: number;
   createdAt?: Date;
+  /**
+   * The check as the posture context renders it (`/posture-checks/{id}`, with its kind's fields:
+   * macAddresses, domains, operatingSystems, process, processes and semantic, timeoutSeconds…).
+   * Absent: a sender that does not carry it; the stored one is kept for the same version.
+   */
   detail?: Record<string, unknown> | null;
 }
 
@@ -103,7 +108,7 @@ export class ProjectionManager {
         typeId: c.typeId,
         roleAttributes: attrs,
         version: c.version ?? existing?.version ?? 1,
-        detail: c.detail ?? null,
+        detail: c.detail ?? (existing && existing.updatedAt.getTime() === c.updatedAt.getTime() ? existing.detail : null),
         tags: (c.detail?.tags as Tags | undefined) ?? existing?.tags ?? {},
         createdAt: existing?.createdAt ?? c.createdAt ?? c.updatedAt,
         updatedAt: c.updatedAt,

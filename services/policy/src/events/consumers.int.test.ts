@@ -55,4 +55,19 @@ describe('projection consumers', () => {
     expect(await until(() => row('posture_checks', 'pc9'), (r) => !!r)).toMatchObject({ name: 'mac', type_id: 'MAC', role_attributes: ['x'] });
     expect(await row('identities', 'eve')).toBeUndefined();
   });
+
+  it('keeps the whole posture check from its events: the detail with the kind\'s fields, not thinned by an event without it', async () => {
+    const detail = { id: 'pc10', name: 'dom', typeId: 'DOMAIN', version: 3, tags: { t: 1 }, roleAttributes: ['x'], domains: ['corp.example'] };
+    const data = { postureCheckId: 'pc10', name: 'dom', typeId: 'DOMAIN', roleAttributes: ['x'], updatedAt: '2026-11-22T10:00:00.000Z', createdAt: '2026-11-22T09:00:00.000Z', version: 3 };
+    await bus.publish(newChangeEvent('posture', 'posture-check.created', { ...data, detail }));
+    const created = await until(() => row('posture_checks', 'pc10'), (r) => !!r);
+    expect(created).toMatchObject({ detail, version: '3', tags: { t: 1 }, created_at: new Date('2026-11-22T09:00:00.000Z') });
+    // The same version again without its detail (a sender that does not carry it): the detail stays.
+    await bus.publish(newChangeEvent('posture', 'posture-check.updated', data));
+    await bus.idle();
+    expect((await row('posture_checks', 'pc10')).detail).toEqual(detail);
+    await bus.publish(newChangeEvent('posture', 'posture-check.updated', { ...data, name: 'dom2', updatedAt: '2026-11-22T11:00:00.000Z', version: 4, detail: { ...detail, name: 'dom2', version: 4, domains: ['b.example'] } }));
+    const updated = await until(() => row('posture_checks', 'pc10'), (r) => r?.name === 'dom2');
+    expect(updated.detail).toMatchObject({ domains: ['b.example'], version: 4 });
+  });
 });

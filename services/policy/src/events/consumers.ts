@@ -16,7 +16,9 @@ const date = (v: unknown, fallback: string): Date => {
  *
  * Identity event data: `{identityId, name, roleAttributes, isAdmin, disabled, updatedAt, deleted?}`
  * (and, when sent, `typeId`, `isDefaultAdmin`, `externalId`, `authPolicyId`, `createdAt`, `tags`).
- * Posture check event data: `{postureCheckId (or id), name, typeId, roleAttributes, updatedAt, deleted?}`.
+ * Posture check event data: `{postureCheckId (or id), name, typeId, roleAttributes, updatedAt, deleted?}`
+ * (and, when sent, `version`, `createdAt` and `detail`: the check as posture's `/posture-checks/{id}`
+ * renders it, with its kind's fields).
  */
 export async function startProjectionConsumers(bus: EventBus, projections: ProjectionManager, log: (m: string) => void): Promise<Subscription[]> {
   const identities = await bus.subscribeDurable('policy-identity-projection', 'identity-auth', ['identity.*'], (e) => onIdentity(projections, e, log));
@@ -69,5 +71,7 @@ async function onPostureCheck(projections: ProjectionManager, e: ChangeEvent, lo
     deleted,
     updatedAt: date(d.updatedAt, e.occurredAt),
     version: typeof d.version === 'number' ? d.version : undefined,
+    createdAt: typeof d.createdAt === 'string' ? date(d.createdAt, e.occurredAt) : undefined,
+    detail: d.detail !== null && typeof d.detail === 'object' && !Array.isArray(d.detail) ? (d.detail as Record<string, unknown>) : undefined,
   });
 }

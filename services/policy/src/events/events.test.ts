@@ -1,4 +1,4 @@
-import { IDS_PER_EVENT, toChangeEvents } from './events.js';
+import { IDS_PER_EVENT, RDM_CHANGES_PER_EVENT, toChangeEvents } from './events.js';
 
 describe('policy events', () => {
   it('merges the affected identities per cause and splits them into events of at most 1000 ids', () => {
@@ -20,5 +20,19 @@ describe('policy events', () => {
   it('announces deleted routers', () => {
     const [e] = toChangeEvents([{ type: 'router.deleted', routerId: 'r1', kind: 'edge' }]);
     expect(e).toMatchObject({ type: 'router.deleted', source: 'policy', data: { routerId: 'r1', kind: 'edge' } });
+  });
+
+  it('publishes the router data model changes of a transaction once each, sorted, at most 1000 per event', () => {
+    const many = Array.from({ length: 1500 }, (_, i) => ({ kind: 'identity' as const, id: `i${String(i).padStart(5, '0')}` }));
+    const events = toChangeEvents([
+      { type: 'router-data-model.changed', changes: [{ kind: 'service', id: 's1' }, ...many.slice(0, 1000)] },
+      { type: 'router-data-model.changed', changes: [{ kind: 'config', id: 'c1' }, { kind: 'service', id: 's1' }, ...many.slice(500)] },
+    ]);
+    expect(events.every((e) => e.type === 'router-data-model.changed' && e.source === 'policy')).toBe(true);
+    const changes = events.map((e) => e.data.changes as { kind: string; id: string }[]);
+    expect(changes.map((c) => c.length)).toEqual([RDM_CHANGES_PER_EVENT, 502]);
+    expect(changes[0][0]).toEqual({ kind: 'config', id: 'c1' });
+    expect(changes[1].at(-1)).toEqual({ kind: 'service', id: 's1' });
+    expect(changes.flat()).toHaveLength(1502);
   });
 });

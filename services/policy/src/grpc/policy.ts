@@ -3,6 +3,7 @@ import { toGrpcError } from '@ziti/errors';
 import type { PolicyServiceServer, ServiceAccess, SyncIdentityRequest, SyncPostureCheckRequest } from '@ziti/proto';
 import type { AccessManager } from '../domain/access-manager.js';
 import type { IdentityChange, PostureCheckChange, ProjectionManager } from '../domain/projection-manager.js';
+import type { RouterDataModelSource } from '../domain/router-data-model.js';
 import type { UsageManager } from '../domain/usage-manager.js';
 import type { RouterStates } from '../domain/ports.js';
 import type { TerminatorManager } from '../domain/terminator-manager.js';
@@ -53,14 +54,14 @@ export function postureCheckChange(r: SyncPostureCheckRequest): PostureCheckChan
     updatedAt: time(r.updatedAt, new Date()),
     version: r.version ? Number(r.version) : undefined,
     createdAt: r.createdAt ? time(r.createdAt, new Date()) : undefined,
-    detail: json(r.detailJson) ?? null,
+    detail: json(r.detailJson),
   };
 }
 
 const USAGE_SOURCES = ['servicePolicies', 'edgeRouterPolicies', 'serviceEdgeRouterPolicies'] as const;
 
 /** `ziti.v1.PolicyService`: projections fed by other contexts, role attribute usage, and session access. */
-export function policyServer(projections: ProjectionManager, usage: UsageManager, access: AccessManager, terminators: TerminatorManager, routerStates: RouterStates): PolicyServiceServer {
+export function policyServer(projections: ProjectionManager, usage: UsageManager, access: AccessManager, terminators: TerminatorManager, routerStates: RouterStates, rdm: RouterDataModelSource): PolicyServiceServer {
   const unary = <Req, Res>(fn: (req: Req) => Promise<Res>) => (call: { request: Req }, callback: (err: Partial<ServiceError> | null, res?: Res) => void) => {
     fn(call.request).then(
       (res) => callback(null, res),
@@ -93,8 +94,7 @@ export function policyServer(projections: ProjectionManager, usage: UsageManager
         }),
       };
     }),
-    // TODO(fabric): served by the router control plane work.
-    getRouterDataModel: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
+    getRouterDataModel: unary(() => rdm.model()),
     ...fabricCalls(terminators),
     listPostureCheckServices: unary(async (r) => ({
       services: (await access.postureCheckServices(r.identityId, r.postureCheckIds)).map((s) => ({ id: s.id, name: s.name, postureCheckIds: s.postureCheckIds })),

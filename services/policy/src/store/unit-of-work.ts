@@ -1,5 +1,6 @@
 import { outboxInsert } from '@ziti/messaging';
-import type { DomainEvent, EntityType, Evaluator, Repositories, Transaction, UnitOfWork } from '../domain/ports.js';
+import { prepared } from '@ziti/db-kit';
+import type { DomainEvent, RdmChange, EntityType, Evaluator, Repositories, Transaction, UnitOfWork } from '../domain/ports.js';
 import { toChangeEvents } from '../events/events.js';
 import { SqlAccessReader, SqlServiceConfigRepository } from './access.js';
 import { SqlConfigRepository, SqlConfigTypeRepository } from './configs.js';
@@ -63,6 +64,18 @@ export function repositories(sql: Sql): Repositories {
 }
 
 /**
+ * The router data model changes this transaction made (noted by the triggers of the
+ * `rdm_pending` migration), and those of transactions that ended without taking theirs (a
+ * restore, SQL run by hand). Transactions that never wrote are not given an id for it.
+ */
+const DRAIN_RDM = `DELETE FROM "rdm_pending" WHERE "txid" = txid_current_if_assigned() OR "txid" < txid_snapshot_xmin(txid_current_snapshot()) RETURNING "kind", "id"`;
+
+async function drainRdmChanges(sql: Sql): Promise<RdmChange[]> {
+  const { rows } = await sql.query<RdmChange>(prepared(DRAIN_RDM, []));
+  return rows;
+}
+
+/**
  * Transactions over pg with the outbox: every transaction first takes the evaluation lock (writes
  * that change policy evaluation are serialised, so two of them never evaluate against each
  * other's stale state); events emitted inside are inserted before COMMIT, and the relay is nudged
@@ -85,6 +98,8 @@ export class SqlUnitOfWork implements UnitOfWork {
       const events: DomainEvent[] = [];
       const tx: Transaction = { ...repositories(sql), emit: (...e) => void events.push(...e) };
       const out = await fn(tx);
+      const rdm = await drainRdmChanges(sql);
+      if (rdm.length > 0) events.push({ type: 'router-data-model.changed', changes: rdm });
       const changes = toChangeEvents(events);
       if (changes.length > 0) {
         for (let i = 0; i < changes.length; i += 200) {

@@ -1,0 +1,67 @@
+import type { RdmIdentity, RouterDataModel, RouterDataModelSource } from '../domain/router-data-model.js';
+import type { Database } from './db.js';
+
+/** Fields of the posture context's rendering that every kind shares; the rest are the kind's own. */
+const COMMON_POSTURE_FIELDS = ['_links', 'createdAt', 'updatedAt', 'id', 'name', 'roleAttributes', 'tags', 'typeId', 'version'];
+
+const CONFIG_TYPES = `SELECT "id", "name" FROM "config_types" ORDER BY "id"`;
+const CONFIGS = `SELECT "id", "config_type_id" AS "typeId", "name", "data"::text AS "dataJson" FROM "configs" ORDER BY "id"`;
+const SERVICES = `
+  SELECT s."id", s."name", s."encryption_required" AS "encryptionRequired",
+         coalesce(array_agg(sc."config_id" ORDER BY sc."position") FILTER (WHERE sc."config_id" IS NOT NULL), '{}') AS "configIds"
+  FROM "services" s LEFT JOIN "service_configs" sc ON sc."service_id" = s."id"
+  GROUP BY s."id" ORDER BY s."id"`;
+const SERVICE_POLICIES = `
+  SELECT p."id", p."name", p."type" AS "policyType",
+         coalesce((SELECT array_agg(l."identity_id" ORDER BY l."identity_id") FROM "sp_identities" l WHERE l."policy_id" = p."id"), '{}') AS "identityIds",
+         coalesce((SELECT array_agg(l."service_id" ORDER BY l."service_id") FROM "sp_services" l WHERE l."policy_id" = p."id"), '{}') AS "serviceIds",
+         coalesce((SELECT array_agg(l."posture_check_id" ORDER BY l."posture_check_id") FROM "sp_posture_checks" l WHERE l."policy_id" = p."id"), '{}') AS "postureCheckIds"
+  FROM "service_policies" p ORDER BY p."id"`;
+const IDENTITIES = `
+  SELECT i."id", i."name", i."disabled", c."configs"
+  FROM "identities" i
+  LEFT JOIN (
+    SELECT x."identity_id", jsonb_object_agg(x."service_id", x."configs") AS "configs"
+    FROM (SELECT "identity_id", "service_id", jsonb_object_agg("config_type_id", "config_id") AS "configs"
+          FROM "identity_service_configs" GROUP BY 1, 2) x
+    GROUP BY 1) c ON c."identity_id" = i."id"
+  ORDER BY i."id"`;
+const POSTURE_CHECKS = `
+  SELECT "id", "name", "type_id" AS "typeId",
+         CASE WHEN jsonb_typeof("detail") = 'object' THEN ("detail" - $1::text[])::text ELSE '{}' END AS "detailJson"
+  FROM "posture_checks" ORDER BY "id"`;
+
+/**
+ * The router data model in six set-based statements, run in one read-only REPEATABLE READ
+ * transaction so every part is of the same instant (the fabric context diffs whole answers).
+ * Policy keeps no hosting precedences, costs or appData of identities yet: they are the
+ * defaults ("default", 0, `{}`).
+ */
+export class SqlRouterDataModel implements RouterDataModelSource {
+  constructor(private readonly db: Database) {}
+
+  model(): Promise<RouterDataModel> {
+    return this.db.tx(async (sql) => {
+      await sql.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const configTypes = (await sql.query(CONFIG_TYPES)).rows;
+      const configs = (await sql.query(CONFIGS)).rows;
+      const services = (await sql.query(SERVICES)).rows;
+      const servicePolicies = (await sql.query(SERVICE_POLICIES)).rows;
+      const identities = (await sql.query(IDENTITIES)).rows.map(
+        (r): RdmIdentity => ({
+          id: r.id,
+          name: r.name,
+          disabled: r.disabled,
+          defaultHostingPrecedence: 'default',
+          defaultHostingCost: 0,
+          serviceHostingPrecedences: {},
+          serviceHostingCosts: {},
+          appDataJson: '{}',
+          serviceConfigs: Object.fromEntries(Object.entries((r.configs ?? {}) as Record<string, Record<string, string>>).map(([service, c]) => [service, { configs: c }])),
+        }),
+      );
+      const postureChecks = (await sql.query(POSTURE_CHECKS, [COMMON_POSTURE_FIELDS])).rows;
+      return { configTypes, configs, services, servicePolicies, identities, postureChecks };
+    });
+  }
+}
