@@ -18,7 +18,7 @@ describe('loadConfig', () => {
       loadConfig({
         ...required, ZITI_CTRL_ADVERTISED_ADDRESS: 'ctrl.example:443', ZITI_PKI_KEY: 'pki-key-of-the-config-tests-0123456789', ZITI_TRUST_DOMAIN: 'example.org',
         ZITI_CTRL_ENDPOINTS: 'tls:a:6262, tls:b:6262', ZITI_ENROLLMENT_DURATION_MINUTES: '60', ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES: '30',
-        IDENTITY_AUTH_GRPC: 'ia:18201', ZITI_MAX_API_SESSION_CERTIFICATES: '3', ZITI_CTRL_PLANE_ADVERTISED_ADDRESS: 'ctrl.example:6262',
+        IDENTITY_AUTH_GRPC: 'ia:18201', ZITI_MAX_API_SESSION_CERTIFICATES: '3', ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS: 'ctrl.example:6262',
       }),
     ).toMatchObject({
       advertisedAddress: 'ctrl.example:443', pkiKey: 'pki-key-of-the-config-tests-0123456789', trustDomain: 'example.org', ctrlAddresses: ['tls:a:6262', 'tls:b:6262'],
@@ -31,9 +31,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...required, ZITI_ENROLLMENT_DURATION_MINUTES: 'soon' })).toThrow(/ZITI_ENROLLMENT_DURATION_MINUTES/);
     expect(() => loadConfig({ ...required, ZITI_MAX_API_SESSION_CERTIFICATES: '-1' })).toThrow(/ZITI_MAX_API_SESSION_CERTIFICATES/);
     for (const bad of ['ctrl.example', 'tls:ctrl.example:6262', 'ctrl.example:0', 'ctrl.example:70000', '::1:6262']) {
-      expect(() => loadConfig({ ...required, ZITI_CTRL_PLANE_ADVERTISED_ADDRESS: bad })).toThrow(/ZITI_CTRL_PLANE_ADVERTISED_ADDRESS/);
+      expect(() => loadConfig({ ...required, ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS: bad })).toThrow(/ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS/);
     }
-    expect(loadConfig({ ...required, ZITI_CTRL_PLANE_ADVERTISED_ADDRESS: '[::1]:6262' }).ctrlAdvertisedAddress).toBe('[::1]:6262');
+    expect(loadConfig({ ...required, ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS: '[::1]:6262' }).ctrlAdvertisedAddress).toBe('[::1]:6262');
   });
 });
 
@@ -43,6 +43,7 @@ describe('ctrlEndpoints (the `ctrls` claim of enrollment JWTs)', () => {
     expect(ctrlEndpoints('edge.example:1280', { ctrlAdvertisedAddress: 'ctrl.example:7000' })).toEqual(['tls:ctrl.example:7000']);
     expect(ctrlEndpoints('edge.example:1280', {})).toEqual(['tls:edge.example:6262']);
     expect(ctrlEndpoints('edge.example', {})).toEqual(['tls:edge.example:6262']);
+    expect(ctrlEndpoints('edge.example', { ctrlAdvertisedAddress: undefined })).toEqual(['tls:edge.example:6262']);
     expect(ctrlEndpoints('[2001:db8::1]:1280', {})).toEqual(['tls:[2001:db8::1]:6262']);
     expect(ctrlEndpoints('2001:db8::1', {})).toEqual(['tls:[2001:db8::1]:6262']);
   });

@@ -47,10 +47,11 @@ export interface ServiceDeps extends ContextDeps {
   /** The `ctrls` claim of enrollment JWTs as given (`ZITI_CTRL_ENDPOINTS`, e.g. `tls:ctrl.example:6262`); wins over `ctrlAdvertisedAddress`. */
   ctrlAddresses?: string[];
   /**
-   * `host:port` where routers reach the control plane (`ZITI_CTRL_PLANE_ADVERTISED_ADDRESS`):
-   * enrollment JWTs name `tls:<it>` in `ctrls`. Default: the edge API's host, port 6262.
+   * `host:port` where routers reach the control plane (`ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS`):
+   * enrollment JWTs name `tls:<it>` in `ctrls`. A function when it is known only later (the
+   * all-in-one controller: once fabric listens). Default: the edge API's host, port 6262.
    */
-  ctrlAdvertisedAddress?: string;
+  ctrlAdvertisedAddress?: string | (() => string | undefined);
   identityEnrollmentMinutes?: number;
   routerEnrollmentMinutes?: number;
   /**

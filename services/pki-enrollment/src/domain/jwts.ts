@@ -93,7 +93,7 @@ export class Jwts {
   constructor(
     private readonly pki: ControllerPki,
     private readonly address: EdgeAddress,
-    private readonly ctrl: { ctrlAddresses?: readonly string[]; ctrlAdvertisedAddress?: string } = {},
+    private readonly ctrl: { ctrlAddresses?: readonly string[]; ctrlAdvertisedAddress?: string | (() => string | undefined) } = {},
   ) {}
 
   async issuer(): Promise<string> {
@@ -110,7 +110,10 @@ export class Jwts {
       exp: Math.floor(e.expiresAt.getTime() / 1000),
       jti: e.jti,
       em: e.em,
-      ctrls: ctrlEndpoints(address, this.ctrl),
+      ctrls: ctrlEndpoints(address, {
+        ctrlAddresses: this.ctrl.ctrlAddresses,
+        ctrlAdvertisedAddress: typeof this.ctrl.ctrlAdvertisedAddress === 'function' ? this.ctrl.ctrlAdvertisedAddress() : this.ctrl.ctrlAdvertisedAddress,
+      }),
     });
   }
 
