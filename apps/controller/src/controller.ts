@@ -246,6 +246,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
         ...ports(identityAuth.SERVICE_NAME),
         policyGrpc: () => late.running?.find((s) => s.name === 'policy')?.grpcAddress,
         pkiEnrollmentGrpc: () => late.running?.find((s) => s.name === 'pki-enrollment')?.grpcAddress,
+        fabricGrpc: () => late.running?.find((s) => s.name === 'fabric')?.grpcAddress,
         dataDir,
         admin: { username: adminUsername, password: opts.adminPassword || undefined },
         sessionTimeoutMinutes: opts.sessionTimeoutMinutes,
@@ -264,7 +265,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     const grpcOf = (name: string) => () => running.find((s) => s.name === name)?.grpcAddress;
     // Each context with its own settings, in start order (only pki-enrollment holds the server key secret).
     const starts: (() => Promise<{ name: string; httpUrl: string; grpcAddress: string; stop(): Promise<void> }>)[] = [
-      () => pkiEnrollment.startService({ ...common, ...ports(pkiEnrollment.SERVICE_NAME), identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey, serverKeySecret, maxApiSessionCertificates: opts.maxApiSessionCertificates }),
+      () => pkiEnrollment.startService({ ...common, ...ports(pkiEnrollment.SERVICE_NAME), identityAuthGrpc: grpcOf('identity-auth'), pkiKey: opts.pkiKey, serverKeySecret, maxApiSessionCertificates: opts.maxApiSessionCertificates, ctrlAdvertisedAddress: () => routerCtrlEndpoint()?.replace(/^tls:/, '') }),
       () => policy.startService({ ...common, ...ports(policy.SERVICE_NAME), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), postureGrpc: grpcOf('posture'), identityAuthGrpc: grpcOf('identity-auth'), fabricGrpc: grpcOf('fabric') }),
       () => session.startService({ ...common, ...ports(session.SERVICE_NAME), policyGrpc: grpcOf('policy'), postureGrpc: grpcOf('posture'), pkiEnrollmentGrpc: grpcOf('pki-enrollment'), sessionEvents: emits('session') }),
       () => posture.startService({ ...common, ...ports(posture.SERVICE_NAME), policyGrpc: grpcOf('policy'), identityAuthGrpc: grpcOf('identity-auth') }),

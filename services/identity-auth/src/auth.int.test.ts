@@ -81,7 +81,10 @@ describe('authenticate, current API session and token resolution', () => {
     expect(identity.sdk_info).toEqual({ type: 'ziti-sdk-golang', version: '1.2.3', extra: 'kept' });
     expect(identity.env_info).toEqual({ os: 'linux', arch: 'amd64' });
     await h.settle();
-    expect(h.events.slice(eventsBefore)).toEqual([]); // a new session changes nothing another context keeps
+    // a new session changes nothing another context keeps; the router control plane learns of it (ids only)
+    const after = h.events.slice(eventsBefore);
+    expect(after.map((e) => e.type)).toEqual(['api-session.created', 'api-session.created']);
+    expect(after.map((e) => Object.keys(e.data).sort())).toEqual([['apiSessionId', 'id', 'identityId'], ['apiSessionId', 'id', 'identityId']]);
   });
 
   it('answers 401 INVALID_AUTH for a wrong password, an unknown user and a disabled identity', async () => {

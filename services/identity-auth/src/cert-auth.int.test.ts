@@ -150,6 +150,11 @@ describe('certificates and enrollments (pki-enrollment phase 2)', () => {
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ identityId: id, authenticatorId: a.id, isCertExtendable: true, isCertExtendRequested: true, isCertKeyRollRequested: false, improperClientCertChain: true });
       expect(res.headers.get(EXTEND_REQUESTED_HEADER)).toBe('true');
+      // a certificate login without TOTP is fully authenticated: routers learn of it (ids only)
+      await h.settle();
+      expect(h.events.filter((e) => e.type === 'api-session.created' && (e.data as { id: string }).id === res.body.data.id).map((e) => e.data)).toEqual([
+        { id: res.body.data.id, apiSessionId: res.body.data.id, identityId: id },
+      ]);
 
       pki.verdicts.set(cert.fingerprint, { verified: true, leafPem: cert.certPem, isExpired: true });
       expect((await certLogin(cert.certPem)).status).toBe(200);

@@ -15,6 +15,8 @@ export interface Config extends ContextConfig {
   policyGrpc?: string;
   /** pki-enrollment's gRPC address (PKI_ENROLLMENT_GRPC, e.g. `pki-enrollment:18202`); unset = no enrollments, no cert login. */
   pkiEnrollmentGrpc?: string;
+  /** The fabric context's gRPC address (FABRIC_GRPC, `host:port`); unset = `hasEdgeRouterConnection` false. */
+  fabricGrpc?: string;
   /** Encrypts TOTP secrets at rest (ZITI_MFA_SECRET; default the internal secret). */
   secretsKey?: string;
   /** Age at which the OIDC signing key is replaced (ZITI_OIDC_KEY_ROTATION_DAYS, default 30; 0 = never). */
@@ -43,6 +45,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxApiSessionsPerIdentity: intEnv(env, 'ZITI_MAX_API_SESSIONS_PER_IDENTITY', DEFAULT_MAX_API_SESSIONS_PER_IDENTITY, 0, 1_000_000),
     ...(env.POLICY_GRPC ? { policyGrpc: env.POLICY_GRPC } : {}),
     ...(env.PKI_ENROLLMENT_GRPC ? { pkiEnrollmentGrpc: env.PKI_ENROLLMENT_GRPC } : {}),
+    ...(env.FABRIC_GRPC ? { fabricGrpc: env.FABRIC_GRPC } : {}),
     ...(env.ZITI_MFA_SECRET ? { secretsKey: optionalSecret(env, 'ZITI_MFA_SECRET') } : {}),
     ...(env.ZITI_OIDC_KEY_ROTATION_DAYS ? { oidcKeyRotationDays: intEnv(env, 'ZITI_OIDC_KEY_ROTATION_DAYS', 30, 0, 3650) } : {}),
     ...(env.ZITI_TOTP_ISSUER ? { totpIssuer: env.ZITI_TOTP_ISSUER } : {}),

@@ -91,6 +91,10 @@ describe('external JWT signers and ext-jwt authentication', () => {
     const ok = await extJwt(await signJwt(cert.privateKey, claims, { kid: 'kid-primary' }));
     expect(ok.status).toBe(200);
     expect(ok.body.data).toMatchObject({ identityId: user.id, authenticatorId: signer, authQueries: [] });
+    await h.settle();
+    expect(h.events.filter((e) => e.type === 'api-session.created' && (e.data as { id: string }).id === ok.body.data.id).map((e) => e.data)).toEqual([
+      { id: ok.body.data.id, apiSessionId: ok.body.data.id, identityId: user.id },
+    ]);
 
     const challenge = (r: { headers: Headers }) => r.headers.get('www-authenticate') ?? '';
     const expired = await extJwt(await signJwt(cert.privateKey, { ...claims, exp: now() - 60 }));

@@ -95,18 +95,32 @@ describe('logins that arrive together share their statements', () => {
     }
   });
 
-  it('stores sessions created in the same turn with one statement, and writes no outbox event for them', async () => {
-    const uow = new PrismaUnitOfWork(db.prisma, db.pool, { publishOnCommit: (_events, commit) => commit });
+  it('stores sessions created in the same turn with one statement, with the api-session.created row of each (ids only) handed to the relay', async () => {
+    const handed: string[] = [];
+    const uow = new PrismaUnitOfWork(db.prisma, db.pool, {
+      publishOnCommit: (events, commit) => {
+        handed.push(...events.map((e) => e.id));
+        return commit;
+      },
+    });
     const sessions = [newSession(alice.id, await authenticatorOf(alice.id)), newSession(bob.id, await authenticatorOf(bob.id)), newSession(alice.id, await authenticatorOf(alice.id))];
-    const outboxRows = async () => Number((await h.sql('SELECT count(*)::int AS n FROM outbox_events'))[0].n);
-    const outboxBefore = await outboxRows();
+    const since = new Date();
     const statements = await statementsOf(db, () => Promise.all(sessions.map((s) => uow.createSession(s, {}))));
     expect(statements).toBe(1);
     const stored = await h.sql('SELECT id, token, identity_id, config_types, tags FROM api_sessions WHERE id = ANY($1) ORDER BY id', [sessions.map((s) => s.id)]);
     expect(stored).toEqual(
       sessions.map((s) => ({ id: s.id, token: s.token, identity_id: s.identityId, config_types: ['all'], tags: {} })).sort((a, b) => (a.id < b.id ? -1 : 1)),
     );
-    expect(await outboxRows()).toBe(outboxBefore);
+    const rows = await h.sql<{ id: string; type: string; data: Record<string, unknown> }>(
+      `SELECT id::text, type, data FROM outbox_events WHERE type = 'api-session.created' AND data->>'id' = ANY($1) ORDER BY data->>'id'`,
+      [sessions.map((s) => s.id)],
+    );
+    expect(rows.map((r) => r.data)).toEqual(
+      sessions.map((s) => ({ id: s.id, apiSessionId: s.id, identityId: s.identityId })).sort((a, b) => (a.id < b.id ? -1 : 1)),
+    );
+    expect(rows.map((r) => r.id).sort()).toEqual([...handed].sort());
+    for (const s of sessions) expect(JSON.stringify(rows)).not.toContain(s.token);
+    expect(await h.sql(`SELECT 1 FROM outbox_events WHERE type <> 'api-session.created' AND occurred_at >= $1`, [since])).toEqual([]);
   });
 
   it('fails only the login whose identity is gone when a batch breaks, and stores the others', async () => {

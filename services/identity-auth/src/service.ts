@@ -10,6 +10,9 @@ import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { identityAuthOutcomes } from './http/metrics.js';
 import { type PkiAddress, grpcPkiContext } from './clients/pki-client.js';
 import { type PolicyAddress, grpcPolicyContext } from './clients/policy-client.js';
+import { type FabricAddress, grpcFabricContext } from './clients/fabric-client.js';
+import { RouterSessions } from './domain/router-sessions.js';
+import { SqlLegacySessionStore } from './store/legacy-session-repo.js';
 import { JwksFetcher } from './clients/jwks-fetcher.js';
 import { OutboundGuard } from './clients/outbound-url.js';
 import { ActivityRecorder, ApiSessionManager, DEFAULT_MAX_API_SESSIONS_PER_IDENTITY } from './domain/api-session-manager.js';
@@ -96,6 +99,12 @@ export interface IdentityAuthDeps extends ContextDeps {
    * `method=cert`, re-enroll and extend answer 503; enrollment blocks are `{}`.
    */
   pkiEnrollmentGrpc?: PkiAddress;
+  /**
+   * The fabric context's gRPC address (the router control plane), for `hasEdgeRouterConnection` of
+   * identity views. A function when only known after this service started. Unset, unreachable or
+   * not serving `GetIdentityConnections`: every identity shows false.
+   */
+  fabricGrpc?: FabricAddress;
   /** Encrypts TOTP secrets and recovery codes at rest (ZITI_MFA_SECRET); default: the internal secret. */
   secretsKey?: string;
   /** Age at which the OIDC signing key is replaced (OIDC.md "Keys and rotation"); default 30 days, 0 = never. */
@@ -197,7 +206,9 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const sessions = new ApiSessionManager(uow, cache, activity, factors, sessionTimeoutMs(deps.sessionTimeoutMinutes), { keys, revocations });
     const pki = grpcPkiContext(deps.pkiEnrollmentGrpc, log);
     cleanup.push(async () => pki.close());
-    const identities = new IdentityManager(uow, cache, policy, pki, revocations);
+    const fabric = grpcFabricContext(deps.fabricGrpc, log);
+    cleanup.push(async () => fabric.close());
+    const identities = new IdentityManager(uow, cache, policy, pki, revocations, fabric);
     const sessionEnder = new SessionEnder(cache, revocations);
     const authenticators = new AuthenticatorManager(uow, sessionEnder);
     const authenticator = new Authenticator(uow, identities, verifier, factors, new CertLogin(uow, pki, identities));
@@ -255,7 +266,10 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
     const http = await listenHttp(app, deps.http.host, deps.http.port, SERVICE_NAME);
     cleanup.push(() => http.close());
     const grpc = await startGrpcServer(deps.grpc.host, deps.grpc.port, [
-      { definition: IdentityAuthServiceService, implementation: identityAuthServer(sessions, identities, authenticators) as unknown as UntypedServiceImplementation },
+      { definition: IdentityAuthServiceService, implementation: identityAuthServer(sessions, identities, authenticators, {
+          sessions: new RouterSessions(new SqlLegacySessionStore(db.pool), sessions.timeoutMs),
+          keys,
+        }) as unknown as UntypedServiceImplementation },
       integrityService(identityAuthIntegrity(new IdentityIntegrity(new SqlIntegrityRepository(db.prisma, db.pool)), db.pool, () => relay.flush())),
       healthService(SERVICE_NAME, ready),
       maintenance(deps.databaseUrl, db.pool, log),

@@ -194,7 +194,8 @@ describe('CAs, client certificates, routers and API-session certificates', () =>
       const routerId = 'router-1';
       const created = await rpc<RouterEnrollment>('createRouterEnrollment', { routerId, routerType: 'edge', routerName: 'er-one', expiresAt: '' });
       expect(created).toMatchObject({ routerId, isVerified: false, routerType: 'edge' });
-      expect(decodeJwt(created.jwt)).toMatchObject({ em: 'erott', sub: routerId, jti: created.token, aud: [''] });
+      // `ziti router enroll` writes the `ctrls` endpoints into the router's config (no ctrl address configured here: the edge host, port 6262).
+      expect(decodeJwt(created.jwt)).toMatchObject({ em: 'erott', sub: routerId, jti: created.token, aud: [''], ctrls: ['tls:ctrl.example.test:6262'] });
       const listed = await call(t.url, { path: `/enrollments?filter=${encodeURIComponent(`edgeRouter="${routerId}"`)}`, principal: admin });
       expect(listed.body.data[0]).toMatchObject({ method: 'erott', edgeRouterId: routerId, edgeRouter: { id: routerId, name: 'er-one', entity: 'edge-routers' } });
 
@@ -206,6 +207,10 @@ describe('CAs, client certificates, routers and API-session certificates', () =>
         json: { serverCertCsr: csrPem(ecKeyPair(), { commonName: routerId, dns: ['er1.example'], ips: ['10.9.8.7'] }), certCsr: csrPem(clientKeys, { commonName: routerId }) },
       });
       expect(enrolled.status).toBe(200);
+      // As the controller answers: client and server certificates each with the intermediate (the chain minus the root), and the CA bundle.
+      expect(pemToDers(enrolled.body.data.cert)).toHaveLength(2);
+      expect(pemToDers(enrolled.body.data.serverCert)).toHaveLength(2);
+      expect(pemToDers(enrolled.body.data.serverCert)[1]).toEqual(pemToDers(enrolled.body.data.ca)[1]);
       const server = new X509Certificate(enrolled.body.data.serverCert);
       expect(server.subjectAltName).toBe('DNS:er1.example, IP Address:10.9.8.7');
       expect(pemToDers(enrolled.body.data.ca)).toHaveLength(2);
@@ -221,6 +226,7 @@ describe('CAs, client certificates, routers and API-session certificates', () =>
       const extended = await extend([clientCert.raw]);
       expect(extended.status).toBe(200);
       expect(pemToDers(extended.body.data.cert)).toHaveLength(2);
+      expect(pemToDers(extended.body.data.serverCert)).toHaveLength(2);
       expect((await rpc<RouterEnrollment>('getRouterEnrollment', { routerId })).fingerprint).toBe(
         new X509Certificate(pemToDers(extended.body.data.cert)[0]!).fingerprint.replace(/:/g, '').toLowerCase(),
       );
@@ -231,6 +237,20 @@ describe('CAs, client certificates, routers and API-session certificates', () =>
       expect(again.token).not.toBe(created.token);
       await rpc('deleteRouterEnrollment', { routerId });
       await expect(rpc('getRouterEnrollment', { routerId })).rejects.toMatchObject({ code: 5 });
+    });
+
+    it('a transit router enrolls with trott, as `ziti router enroll` posts it', async () => {
+      const routerId = 'transit-1';
+      const created = await rpc<RouterEnrollment>('createRouterEnrollment', { routerId, routerType: 'transit', routerName: 'tr-one', expiresAt: '' });
+      expect(decodeJwt(created.jwt)).toMatchObject({ em: 'trott', sub: routerId, jti: created.token, ctrls: ['tls:ctrl.example.test:6262'] });
+      const enrolled = await call(t.url, {
+        api: 'client', path: `/enroll?method=trott&token=${created.token}`,
+        json: { serverCertCsr: csrPem(ecKeyPair(), { commonName: routerId }), certCsr: csrPem(ecKeyPair(), { commonName: routerId }) },
+      });
+      expect(enrolled.status).toBe(200);
+      expect(Object.keys(enrolled.body.data).sort()).toEqual(['ca', 'cert', 'serverCert']);
+      expect(pemToDers(enrolled.body.data.cert)).toHaveLength(2);
+      expect((await rpc<RouterEnrollment>('getRouterEnrollment', { routerId })).isVerified).toBe(true);
     });
   });
 

@@ -13,8 +13,10 @@ export interface Config extends ContextConfig {
   pkiKey?: string;
   /** SPIFFE trust domain of issued certificates; default: the one in the root CA (generated on first start). */
   trustDomain?: string;
-  /** `ctrls` claim of enrollment JWTs; default `tls:<advertised address>`. */
+  /** `ctrls` claim of enrollment JWTs as given; default `tls:<ctrlAdvertisedAddress>`. */
   ctrlAddresses?: string[];
+  /** `host:port` routers dial for the control plane; default the edge API's host, port 6262. */
+  ctrlAdvertisedAddress?: string;
   /** Enrollment JWT lifetimes in minutes (default 180, minimum 5). */
   identityEnrollmentMinutes?: number;
   routerEnrollmentMinutes?: number;
@@ -32,7 +34,8 @@ export interface Config extends ContextConfig {
  * | `ZITI_CTRL_ADVERTISED_ADDRESS` | none: the address the gateway reports |
  * | `ZITI_PKI_KEY` | none: keys are sealed with a key derived from `ZITI_INTERNAL_SECRET` |
  * | `ZITI_TRUST_DOMAIN` | the root CA's (generated on first start) |
- * | `ZITI_CTRL_ENDPOINTS` | `tls:<advertised address>` (comma list) |
+ * | `ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS` | the edge API's host, port 6262 (`host:port` routers dial; `ctrls` of enrollment JWTs) |
+ * | `ZITI_CTRL_ENDPOINTS` | `tls:<ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS>` (comma list, used as given) |
  * | `ZITI_ENROLLMENT_DURATION_MINUTES`, `ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES` | 180 |
  * | `ZITI_MAX_API_SESSION_CERTIFICATES` | 10 (0 = no bound) |
  */
@@ -47,8 +50,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pkiKey: optionalSecret(env, 'ZITI_PKI_KEY'),
     trustDomain: env.ZITI_TRUST_DOMAIN?.trim() || undefined,
     ctrlAddresses: list.length > 0 ? list : undefined,
+    ctrlAdvertisedAddress: ctrlPlaneAddress(env.ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS),
     identityEnrollmentMinutes: optionalInt('ZITI_ENROLLMENT_DURATION_MINUTES'),
     routerEnrollmentMinutes: optionalInt('ZITI_ROUTER_ENROLLMENT_DURATION_MINUTES'),
     maxApiSessionCertificates: intEnv(env, 'ZITI_MAX_API_SESSION_CERTIFICATES', DEFAULT_MAX_API_SESSION_CERTIFICATES, 0, 10_000),
   };
+}
+
+/** `host:port` (a bracketed IPv6 host allowed), or undefined when unset; anything else fails the start. */
+export function ctrlPlaneAddress(value: string | undefined): string | undefined {
+  const v = value?.trim();
+  if (!v) return undefined;
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(v);
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new Error(`ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS must be host:port, got "${v}"`);
+  return v;
 }

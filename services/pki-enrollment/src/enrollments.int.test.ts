@@ -49,7 +49,7 @@ describe('enrollments and the enroll flows', () => {
       const { payload } = await jwtVerify(e.jwt, new X509Certificate(signing.certPem).publicKey, { audience: '' });
       expect(payload).toEqual({
         iss: 'https://ctrl.example.test:1280', sub: identity.id, aud: [''], exp: Math.floor(Date.parse(expiresAt) / 1000), jti: e.token, em: 'ott',
-        ctrls: ['tls:ctrl.example.test:1280'],
+        ctrls: ['tls:ctrl.example.test:6262'],
       });
     });
 

@@ -44,7 +44,14 @@ export interface ServiceDeps extends ContextDeps {
   /** Key-encryption secret of the PKI's private keys (`ZITI_PKI_KEY`); default: the internal secret. */
   pkiKey?: string;
   trustDomain?: string;
+  /** The `ctrls` claim of enrollment JWTs as given (`ZITI_CTRL_ENDPOINTS`, e.g. `tls:ctrl.example:6262`); wins over `ctrlAdvertisedAddress`. */
   ctrlAddresses?: string[];
+  /**
+   * `host:port` where routers reach the control plane (`ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS`):
+   * enrollment JWTs name `tls:<it>` in `ctrls`. A function when it is known only later (the
+   * all-in-one controller: once fabric listens). Default: the edge API's host, port 6262.
+   */
+  ctrlAdvertisedAddress?: string | (() => string | undefined);
   identityEnrollmentMinutes?: number;
   routerEnrollmentMinutes?: number;
   /**
@@ -86,7 +93,7 @@ export function startService(deps: ServiceDeps): Promise<RunningService> {
       throw schemaHint(err);
     });
     const address = new EdgeAddress(uow.repos, deps.advertisedAddress);
-    const jwts = new Jwts(pki, address, deps.ctrlAddresses);
+    const jwts = new Jwts(pki, address, { ctrlAddresses: deps.ctrlAddresses, ctrlAdvertisedAddress: deps.ctrlAdvertisedAddress });
     const enrollments = new EnrollmentManager(uow, jwts, identities, enrollmentLifetimeMs(deps.identityEnrollmentMinutes));
     const routers = new RouterEnrollments(uow, jwts, enrollmentLifetimeMs(deps.routerEnrollmentMinutes));
     const flows = new EnrollFlows(uow, pki, identities);

@@ -9,6 +9,7 @@ import { subscribeAll } from './events/subscribers.js';
 import { type Address, grpcPolicyPort, grpcPosturePort, grpcSessionTokenSource } from './grpc/clients.js';
 import { remoteSessionSigner } from './grpc/signer.js';
 import { maintenance } from './grpc/maintenance.js';
+import { sessionService } from './grpc/session.js';
 import { sessionIntegrity } from './grpc/integrity.js';
 import { sessionHandlers } from './http/sessions.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
@@ -39,7 +40,8 @@ export type RunningService = RunningContext;
 
 /**
  * Starts the session context: sessions and service-update times (Postgres, raw SQL on one pool; the
- * Prisma schema documents the tables), its HTTP slice of the Edge API, its gRPC health service and
+ * Prisma schema documents the tables), its HTTP slice of the Edge API, its gRPC services
+ * (`SessionService` for the router control plane, health) and
  * its event consumers, and its part of the data integrity check. It publishes no events (no outbox relay).
  */
 export function startService(deps: ServiceDeps): Promise<RunningService> {
@@ -89,7 +91,7 @@ export function startService(deps: ServiceDeps): Promise<RunningService> {
     };
     return {
       app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: sessionHandlers(sessions, updates, deps.sessionEvents), outcomes: sessionOutcomes, ready }),
-      grpc: [integrityService(sessionIntegrity(pool, flushOutbox)), maintenance(deps.databaseUrl, pool, log)],
+      grpc: [sessionService(repository), integrityService(sessionIntegrity(pool, flushOutbox)), maintenance(deps.databaseUrl, pool, log)],
       ready,
     };
   });

@@ -16,6 +16,7 @@ import type { Identity, IdentityFields, IdentityTrace, IdentityView, ListRequest
 import { type TraceSpecInput, traceOfSpec } from './trace.js';
 import { isDisabled } from './model.js';
 import type { EnrollmentInfo, NewEnrollment, PkiContext } from './pki-context.js';
+import { type FabricContext, withExtras } from './identity-extras.js';
 import type { DomainEvent, IdentityProjection, PolicyContext, PrincipalCache, Revocation, RevocationWriter, Transaction, UnitOfWork } from './ports.js';
 
 /** The longest lock a disable takes: about 292 years, the longest duration OpenZiti's controller can hold (Go's time.Duration). */
@@ -85,18 +86,23 @@ export class IdentityManager {
     private readonly pki: PkiContext,
     /** IDENTITY revocations of OIDC tokens when an identity is deleted or becomes disabled (OIDC.md "Revocations"). */
     private readonly revocations?: RevocationWriter,
+    /** Edge router connections of the identities shown (`hasEdgeRouterConnection`); none without it. */
+    private readonly fabric?: FabricContext,
   ) {}
 
-  /** A page of identities, each with its outstanding enrollments (one pki-enrollment call per page). */
+  /**
+   * A page of identities, each with its outstanding enrollments and its edge router connection
+   * (one pki-enrollment and one fabric call per page).
+   */
   async list(req: ListRequest, roleFilter?: RoleFilter): Promise<Page<IdentityView>> {
     const page = await this.uow.repos.identities.list(req, roleFilter);
-    return { ...page, items: await this.withEnrollments(page.items) };
+    return { ...page, items: await withExtras(page.items, this.pki, this.fabric) };
   }
 
   async detail(id: string): Promise<IdentityView> {
     const view = await this.uow.repos.identities.view(id);
     if (!view) throw ApiError.notFound();
-    return (await this.withEnrollments([view]))[0]!;
+    return (await withExtras([view], this.pki, this.fabric))[0]!;
   }
 
   /**
@@ -104,15 +110,7 @@ export class IdentityManager {
    * for other contexts' association lists (`RenderIdentities`): one pki-enrollment call for all.
    */
   async views(ids: readonly string[]): Promise<IdentityView[]> {
-    return this.withEnrollments(await this.uow.repos.identities.views(ids));
-  }
-
-  /** Attaches the identities' outstanding enrollments (none when pki-enrollment is unavailable). */
-  private async withEnrollments(views: IdentityView[]): Promise<IdentityView[]> {
-    const all = await this.pki.listEnrollments(views.map((v) => v.id));
-    const byIdentity = new Map<string, EnrollmentInfo[]>();
-    for (const e of all ?? []) byIdentity.set(e.identityId, [...(byIdentity.get(e.identityId) ?? []), e]);
-    return views.map((v) => ({ ...v, enrollments: byIdentity.get(v.id) ?? [] }));
+    return withExtras(await this.uow.repos.identities.views(ids), this.pki, this.fabric);
   }
 
   /** These identities (those that exist, in the order given), without their enrollments (`GetIdentities`). */

@@ -74,6 +74,8 @@ export interface IdentityView extends Identity {
   cert: { id: string; fingerprint: string } | null;
   /** Outstanding enrollments (pki-enrollment), when the manager attached them. */
   enrollments?: EnrollmentInfo[];
+  /** An edge router reported the identity connected (fabric), when the manager asked. */
+  hasEdgeRouterConnection?: boolean;
 }
 
 export interface ApiSession {
@@ -149,4 +151,12 @@ export interface Page<T> {
 /** Is the identity disabled right now (disabled, and not past `disabledUntil`)? */
 export function isDisabled(identity: { disabled: boolean; disabledUntil: Date | null }, now = new Date()): boolean {
   return identity.disabled && (identity.disabledUntil === null || identity.disabledUntil.getTime() > now.getTime());
+}
+
+/** A session whose second factor was just marked done. */
+export interface CompletedMfa {
+  token: string;
+  /** TOTP was pending before: the session has just become fully authenticated. */
+  wasPending: boolean;
+  kind: ApiSessionKind;
 }

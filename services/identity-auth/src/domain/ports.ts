@@ -13,6 +13,7 @@ import type {
 import type { RevocableToken, RevocationType } from '../oidc/ports.js';
 import type {
   ApiSession,
+  CompletedMfa,
   ApiSessionKind,
   ApiSessionView,
   ApiSessionWithIdentity,
@@ -45,12 +46,14 @@ export interface IdentityProjection {
 
 /**
  * The change events of this context, as the domain raises them. The outbox writer (events/) turns
- * them into bus events; API session tokens never leave this service, only their hashes do.
+ * them into bus events; API session tokens never leave this service on the bus, only their hashes
+ * do (`api-session.created` carries ids alone).
  */
 export type DomainEvent =
   | { type: 'identity.created'; identity: IdentityProjection }
   | { type: 'identity.updated' | 'identity.disabled'; identity: IdentityProjection; tokens: string[] }
   | { type: 'identity.deleted'; identity: IdentityProjection; tokens: string[] }
+  | { type: 'api-session.created'; apiSessionId: string; identityId: string }
   | { type: 'api-session.updated'; apiSessionId: string; identityId: string; tokens: string[] }
   | { type: 'api-session.deleted'; apiSessionId: string; identityId: string; tokens: string[] }
   | { type: 'auth-policy.created' | 'auth-policy.updated' | 'auth-policy.deleted'; authPolicyId: string; tokens: string[] }
@@ -117,8 +120,9 @@ export interface UnitOfWork {
   run<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
    * The login hot path in one atomic statement: the new session and the identity's reported
-   * sdkInfo/envInfo (when changed). It raises no event: no other context keeps state about a
-   * session until it changes or ends. An identity deleted meanwhile → 401 INVALID_AUTH. When the
+   * sdkInfo/envInfo (when changed), and, for a legacy session that is fully authenticated (no
+   * TOTP pending), its `api-session.created` outbox row (published on commit, for the router
+   * control plane). An identity deleted meanwhile → 401 INVALID_AUTH. When the
    * identity would hold more sessions than its bound, the same statement ends its least recently
    * active ones (`api-session.deleted` each; their cached principals are dropped before this
    * resolves).
@@ -262,9 +266,10 @@ export interface ApiSessionRepository {
   list(req: ListRequest): Promise<Page<ApiSessionView>>;
   /**
    * Marks the second factor done (isMfaRequired and isMfaComplete); returns the session's token,
-   * or null when the session is gone or (with `maxAgeSeconds`) was created longer ago than that.
+   * whether its TOTP was pending until now (by its own flag or its identity's auth policy) and its
+   * kind, or null when the session is gone or (with `maxAgeSeconds`) was created longer ago than that.
    */
-  completeMfa(id: string, maxAgeSeconds?: number): Promise<string | null>;
+  completeMfa(id: string, maxAgeSeconds?: number): Promise<CompletedMfa | null>;
   /** Moves an unexpired OIDC session's end to `expiresAt`; false when it is gone, expired or not OIDC. */
   extendOidc(id: string, expiresAt: Date): Promise<boolean>;
   /** Sets the session's `mfaCompletedAt` (a TOTP token was issued); returns its token, or null when it is gone. */

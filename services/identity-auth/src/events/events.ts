@@ -38,6 +38,12 @@ function identityData(p: IdentityProjection, tokens: readonly string[], deleted:
  *   `tokenHashes` name every session whose cached principal is now wrong (updated) or that ended
  *   (disabled, deleted: each of those sessions also gets its own `api-session.deleted`). The policy
  *   context keeps the projection (ignoring an `updatedAt` older than the one it has).
+ * - `api-session.created` `{ id, apiSessionId, identityId }` (`id` and `apiSessionId` both the
+ *   session's id): a legacy (`zt-session`) session became fully authenticated (a password,
+ *   certificate or ext-jwt login without pending TOTP, or the TOTP completion of one that was
+ *   pending), e.g. `{"id":"x1y2z3","apiSessionId":"x1y2z3","identityId":"a1b2c3d4e"}`. No token
+ *   and no token hash: the router control plane (fabric) reads the token with
+ *   `ListLegacyApiSessions` over the authenticated internal gRPC. OIDC sessions raise none.
  * - `api-session.updated` `{ apiSessionId, identityId, tokenHashes }` (second factor completed)
  * - `api-session.deleted` `{ apiSessionId, identityId, tokenHashes }` (logout, management delete,
  *   idle expiry, identity delete or disable)
@@ -48,10 +54,9 @@ function identityData(p: IdentityProjection, tokens: readonly string[], deleted:
  *   changed; `oidc` is its stored lists (`redirectUris`, `postLogoutUris`, those set), null once
  *   deleted. An OIDC provider recomputes its effective settings from it.
  *
- * A login writes no outbox event: no other context caches or projects a session before it changes
- * or ends (a gateway that has not seen a token asks `ResolveApiSession`), so an event per new
- * session would cost every login an outbox row, its mark and a publish. Only while the event
- * stream wants them, logins publish `authentication.*` straight on the bus (`authentication.ts`).
+ * A login's `api-session.created` is written by the statement that stores the session and
+ * published on commit (`PrismaUnitOfWork.createSession`); the login's `authentication` outcome
+ * travels to the gateway on the answer instead (the event stream).
  */
 export function toChangeEvent(e: DomainEvent): ChangeEvent<Record<string, unknown>> {
   switch (e.type) {
@@ -62,6 +67,8 @@ export function toChangeEvent(e: DomainEvent): ChangeEvent<Record<string, unknow
       return newChangeEvent(EVENT_SOURCE, e.type, identityData(e.identity, e.tokens, false));
     case 'identity.deleted':
       return newChangeEvent(EVENT_SOURCE, e.type, identityData(e.identity, e.tokens, true));
+    case 'api-session.created':
+      return newChangeEvent(EVENT_SOURCE, e.type, { id: e.apiSessionId, apiSessionId: e.apiSessionId, identityId: e.identityId });
     case 'api-session.updated':
     case 'api-session.deleted':
       return newChangeEvent(EVENT_SOURCE, e.type, {

@@ -5,7 +5,9 @@ import type { ApiSessionManager } from '../domain/api-session-manager.js';
 import type { AuthenticatorManager } from '../domain/authenticator-manager.js';
 import type { IdentityManager } from '../domain/identity-manager.js';
 import { type Identity, isDisabled } from '../domain/model.js';
+import type { RouterSessions } from '../domain/router-sessions.js';
 import { identityDetail } from '../http/views.js';
+import type { KeyRing } from '../oidc/key-ring.js';
 
 /** A unary handler from an async function; errors travel with their OpenZiti code (toGrpcError). */
 function unary<Req, Res>(fn: (req: Req) => Promise<Res>): handleUnaryCall<Req, Res> {
@@ -41,10 +43,16 @@ const MAX_BEARER_TOKENS = 3;
 
 /**
  * `ziti.v1.IdentityAuthService`: token resolution for the gateway, identity facts for the other
- * contexts, the authenticators and identities pki-enrollment's enroll flows create, and the
- * identities of tunneler-enabled edge routers (policy).
+ * contexts, the authenticators and identities pki-enrollment's enroll flows create, the
+ * identities of tunneler-enabled edge routers (policy), and for the router control plane (fabric)
+ * the legacy API sessions routers hold, their heartbeats and the OIDC token verification keys.
  */
-export function identityAuthServer(sessions: ApiSessionManager, identities: IdentityManager, authenticators: AuthenticatorManager): IdentityAuthServiceServer {
+export function identityAuthServer(
+  sessions: ApiSessionManager,
+  identities: IdentityManager,
+  authenticators: AuthenticatorManager,
+  fabric: { sessions: RouterSessions; keys: Pick<KeyRing, 'verificationKeys'> },
+): IdentityAuthServiceServer {
   return {
     resolveApiSession(call, callback) {
       const { token, bearerTokens, accessToken } = call.request;
@@ -81,13 +89,14 @@ export function identityAuthServer(sessions: ApiSessionManager, identities: Iden
     deleteCaAuthenticators: unary(async (req) => ({ deleted: await authenticators.deleteByCa(req.caId) })),
     ensureRouterIdentity: unary(async (req) => identityInfo(await identities.ensureRouterIdentity(req.routerId, req.name))),
     deleteRouterIdentity: unary(async (req) => ({ deleted: await identities.deleteRouterIdentity(req.routerId) })),
+    // The router control plane (fabric only, `internal-acl.ts`): raw legacy tokens leave identity-auth on this call alone.
+    listLegacyApiSessions: unary(async (req) => {
+      const { sessions, nextAfterId } = await fabric.sessions.list(req.ids ?? [], req.afterId ?? '', req.limit ?? 0);
+      return { apiSessions: sessions.map((s) => ({ id: s.id, token: s.token, identityId: s.identityId, certFingerprints: s.certFingerprints })), nextAfterId };
+    }),
+    touchApiSessions: unary(async (req) => fabric.sessions.touch(req.tokens ?? [])),
+    getTokenVerificationKeys: unary(async () => ({ keys: (await fabric.keys.verificationKeys()).map((k) => ({ kid: k.kid, publicKeyDer: k.publicKeyDer })) })),
     // The same `identityDetail` as GET /identities, so other contexts' identity lists cannot drift from it.
-    // TODO(fabric): served by the router control plane work.
-    listLegacyApiSessions: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
-    // TODO(fabric): served by the router control plane work.
-    touchApiSessions: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
-    // TODO(fabric): served by the router control plane work.
-    getTokenVerificationKeys: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
     renderIdentities: unary(async (req) => {
       const ids = idsOf(req.identityIds, MAX_RENDERED_IDENTITIES);
       const views = ids.length > 0 ? await identities.views(ids) : [];

@@ -78,7 +78,7 @@ export function identityDetail(v: IdentityView, viewer: Caller | 'self', links: 
     envInfo: v.envInfo,
     externalId: v.externalId,
     hasApiSession: v.hasApiSession,
-    hasEdgeRouterConnection: false,
+    hasEdgeRouterConnection: v.hasEdgeRouterConnection === true,
     id: v.id,
     interfaces: [],
     isAdmin: v.isAdmin,

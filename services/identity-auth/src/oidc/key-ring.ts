@@ -126,6 +126,15 @@ export class KeyRing {
     return { keys: this.keys.filter((k) => this.live(k)).map((k) => k.jwk) };
   }
 
+  /**
+   * The public keys of the published key set (`jwks`), as SubjectPublicKeyInfo DER with their
+   * `kid`: the keys routers verify OIDC access tokens with (the router data model).
+   */
+  async verificationKeys(): Promise<{ kid: string; publicKeyDer: Buffer }[]> {
+    await this.ensureSigningKey(1000);
+    return this.keys.filter((k) => this.live(k)).map((k) => ({ kid: k.kid, publicKeyDer: k.publicKey.export({ type: 'spki', format: 'der' }) }));
+  }
+
   /** The `alg` values keys sign with. */
   readonly algorithms = ['ES256'];
 

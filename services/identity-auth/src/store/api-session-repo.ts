@@ -1,7 +1,7 @@
 import { prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
 import type { Pool } from 'pg';
-import type { ApiSession, ApiSessionKind, ApiSessionView, ApiSessionWithIdentity, ListRequest, Page } from '../domain/model.js';
+import type { ApiSession, ApiSessionKind, ApiSessionView, ApiSessionWithIdentity, CompletedMfa, ListRequest, Page } from '../domain/model.js';
 import type { ApiSessionRepository, DeletedSession } from '../domain/ports.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { type Db, json, mapped } from './db.js';
@@ -141,14 +141,21 @@ export class PrismaApiSessionRepository implements ApiSessionRepository {
     return rows[0] ? toWithIdentity(rows[0]) : null;
   }
 
-  async completeMfa(id: string, maxAgeSeconds?: number): Promise<string | null> {
+  async completeMfa(id: string, maxAgeSeconds?: number): Promise<CompletedMfa | null> {
     const maxAge = maxAgeSeconds ?? null;
-    const rows = await this.db.$queryRaw<{ token: string }[]>`
+    // The state before the update (the row locked), so the caller learns whether TOTP was pending until now.
+    const rows = await this.db.$queryRaw<{ token: string; was_pending: boolean; kind: string }[]>`
+      WITH old AS (
+        SELECT s."id", ((s."is_mfa_required" OR p."secondary_require_totp") AND NOT s."is_mfa_complete") AS "was_pending"
+        FROM "api_sessions" s JOIN "identities" i ON i."id" = s."identity_id" JOIN "auth_policies" p ON p."id" = i."auth_policy_id"
+        WHERE s."id" = ${id} FOR UPDATE OF s)
       UPDATE "api_sessions" SET "is_mfa_required" = true, "is_mfa_complete" = true, "mfa_completed_at" = now(), "updated_at" = now()
-      WHERE "id" = ${id}
+      FROM old
+      WHERE "api_sessions"."id" = old."id"
         AND (${maxAge}::double precision IS NULL OR "created_at" > now() - make_interval(secs => ${maxAge}::double precision))
-      RETURNING "token"`;
-    return rows[0]?.token ?? null;
+      RETURNING "api_sessions"."token", old."was_pending", "api_sessions"."kind"`;
+    const r = rows[0];
+    return r ? { token: r.token, wasPending: r.was_pending, kind: kindOf(r.kind) } : null;
   }
 
   async extendOidc(id: string, expiresAt: Date): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { batched, prepared } from '@ziti/db-kit';
 import { ApiError } from '@ziti/errors';
-import { type OutboxRelay, runPrismaWithOutbox } from '@ziti/messaging';
+import { type ChangeEvent, type OutboxRelay, runPrismaWithOutbox } from '@ziti/messaging';
 import type { Pool } from 'pg';
 import type { ApiSession } from '../domain/model.js';
 import type { DeletedSession, DomainEvent, Repositories, Transaction, UnitOfWork } from '../domain/ports.js';
@@ -106,7 +106,8 @@ export class PrismaUnitOfWork implements UnitOfWork {
       resolved_to_root: resolvedToRoot ?? null, mfa_completed_at: s.mfaCompletedAt ? s.mfaCompletedAt.toISOString() : null, kind: s.kind ?? 'legacy', expires_at: s.expiresAt ? s.expiresAt.toISOString() : null,
     }));
     const reported = info.sdkInfo !== undefined || info.envInfo !== undefined;
-    const { rows: evicted } = await this.sessionWrites.query<EvictedRow>(
+    const created = sessions.filter(fullyAuthenticatedLegacy).map((s) => toChangeEvent({ type: 'api-session.created', apiSessionId: s.id, identityId: s.identityId }));
+    const write = this.sessionWrites.query<EvictedRow>(
       prepared(INSERT_SESSIONS, [
         JSON.stringify(rows),
         info.sdkInfo === undefined ? null : JSON.stringify(info.sdkInfo),
@@ -114,13 +115,22 @@ export class PrismaUnitOfWork implements UnitOfWork {
         reported ? sessions[0]!.identityId : null,
         this.bound.maxPerIdentity,
         EVENT_SOURCE,
+        JSON.stringify(created.map(outboxRow)),
       ]),
     );
+    // Handed over in the turn the statement starts (it commits on its own): published once it has.
+    const { rows: evicted } = await this.relay.publishOnCommit(created, write);
     if (evicted.length === 0) return;
     this.relay.notify?.();
     await this.bound.evicted(evicted.map((r) => ({ id: r.id, token: r.token, identityId: r.identity_id, kind: r.kind === 'oidc' ? 'oidc' : 'legacy' })));
   }
 }
+
+/** A legacy session with no TOTP pending at its creation: routers may admit it at once. */
+const fullyAuthenticatedLegacy = (s: ApiSession) => (s.kind ?? 'legacy') === 'legacy' && (!s.isMfaRequired || s.isMfaComplete);
+
+/** An event as a row of the outbox (`jsonb_to_recordset` of INSERT_SESSIONS). */
+const outboxRow = (e: ChangeEvent<unknown>) => ({ id: e.id, type: e.type, source: e.source, data: e.data, occurred_at: e.occurredAt, request_id: e.requestId ?? null });
 
 type ReportedInfo = { sdkInfo?: Record<string, unknown>; envInfo?: Record<string, unknown> };
 
@@ -150,7 +160,9 @@ const SESSION_CONSTRAINTS = { api_sessions_identity_id_fkey: () => ApiError.of('
  * does not see its own inserts) with an `api-session.deleted` outbox row each (source $6), and
  * returns them. Rows a concurrent statement holds are skipped (`SKIP LOCKED`), so two logins of one
  * identity at once each evict their own share; the count does not see the other's uncommitted
- * session, so the bound may be passed by the logins in flight for that instant.
+ * session, so the bound may be passed by the logins in flight for that instant. $7: the outbox rows
+ * (`api-session.created`) of the new sessions that are fully authenticated, made by the caller,
+ * who hands the same events to the relay (`publishOnCommit`) as the statement starts.
  */
 const INSERT_SESSIONS = `WITH s AS (
     INSERT INTO "api_sessions" ("id", "token", "identity_id", "authenticator_id", "ip_address", "config_types", "is_mfa_required",
@@ -184,5 +196,9 @@ const INSERT_SESSIONS = `WITH s AS (
     SELECT gen_random_uuid(), 'api-session.deleted', $6::text,
       jsonb_build_object('apiSessionId', d."id", 'identityId', d."identity_id", 'tokenHashes', jsonb_build_array(encode(sha256(convert_to(d."token", 'UTF8')), 'hex'))),
       now()
-    FROM d)
+    FROM d),
+  cr AS (
+    INSERT INTO "outbox_events" ("id", "type", "source", "data", "occurred_at", "request_id")
+    SELECT c."id", c."type", c."source", c."data", c."occurred_at", c."request_id"
+    FROM jsonb_to_recordset($7::jsonb) AS c("id" uuid, "type" text, "source" text, "data" jsonb, "occurred_at" timestamptz, "request_id" text))
   SELECT "id", "token", "identity_id", "kind" FROM d`;

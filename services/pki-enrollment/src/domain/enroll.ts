@@ -195,7 +195,8 @@ export class EnrollFlows {
       });
       await tx.enrollments.delete(locked.id);
     });
-    return { ca: this.pki.caBundlePem(), cert: issued.client.pem, serverCert: issued.server.pem };
+    // As the controller answers `ziti router enroll`: each certificate with its chain minus the root.
+    return { ca: this.pki.caBundlePem(), cert: issued.client.chainPem, serverCert: issued.server.chainPem };
   }
 
   /**
@@ -214,7 +215,7 @@ export class EnrollFlows {
       if (!again) throw ApiError.of('UNAUTHORIZED');
       await tx.routerCerts.upsert({ ...again, fingerprint: issued.client.fingerprint, certPem: issued.client.pem, serverCertPem: issued.server.pem });
     });
-    return { cert: issued.client.chainPem, serverCert: issued.server.pem };
+    return { cert: issued.client.chainPem, serverCert: issued.server.chainPem };
   }
 
   private routerCerts(routerId: string, serverCsrPem: string, clientCsrPem: string) {

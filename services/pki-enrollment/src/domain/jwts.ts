@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import { ApiError } from '@ziti/errors';
 import { publicJwk, signJwt, signJwtOffThread, signNonce } from '../crypto/jwt.js';
 import type { ControllerPki } from './pki.js';
@@ -18,6 +19,29 @@ export interface SessionTokenInput {
 }
 
 const ADDRESS_SETTING = 'edge_api_address';
+
+/** The Go controller's control-plane port (`DefaultCtrlAdvertisedPort`): where routers dial by default. */
+export const DEFAULT_CTRL_PORT = 6262;
+
+/** The host of a `host[:port]` address (`[v6]:port` and a bare IPv6 address included), bracketed when IPv6. */
+export function hostOf(address: string): string {
+  const a = address.trim();
+  if (a.startsWith('[')) return a.slice(0, a.indexOf(']') + 1);
+  if (isIP(a) === 6) return `[${a}]`;
+  const colon = a.lastIndexOf(':');
+  return colon > 0 ? a.slice(0, colon) : a;
+}
+
+/**
+ * The control endpoints enrollment JWTs name (`ctrls`, which `ziti router enroll` writes into the
+ * router's config): `ctrlAddresses` as given, else `tls:<ctrlAdvertisedAddress>`, else the edge
+ * API's host on port 6262.
+ */
+export function ctrlEndpoints(edgeAddress: string, o: { ctrlAddresses?: readonly string[]; ctrlAdvertisedAddress?: string }): string[] {
+  if (o.ctrlAddresses && o.ctrlAddresses.length > 0) return [...o.ctrlAddresses];
+  if (o.ctrlAdvertisedAddress) return [`tls:${o.ctrlAdvertisedAddress}`];
+  return [`tls:${hostOf(edgeAddress)}:${DEFAULT_CTRL_PORT}`];
+}
 const ADDRESS_CACHE_MS = 5_000;
 
 /**
@@ -69,7 +93,7 @@ export class Jwts {
   constructor(
     private readonly pki: ControllerPki,
     private readonly address: EdgeAddress,
-    private readonly ctrlAddresses?: readonly string[],
+    private readonly ctrl: { ctrlAddresses?: readonly string[]; ctrlAdvertisedAddress?: string | (() => string | undefined) } = {},
   ) {}
 
   async issuer(): Promise<string> {
@@ -86,7 +110,10 @@ export class Jwts {
       exp: Math.floor(e.expiresAt.getTime() / 1000),
       jti: e.jti,
       em: e.em,
-      ctrls: this.ctrlAddresses && this.ctrlAddresses.length > 0 ? [...this.ctrlAddresses] : [`tls:${address}`],
+      ctrls: ctrlEndpoints(address, {
+        ctrlAddresses: this.ctrl.ctrlAddresses,
+        ctrlAdvertisedAddress: typeof this.ctrl.ctrlAdvertisedAddress === 'function' ? this.ctrl.ctrlAdvertisedAddress() : this.ctrl.ctrlAdvertisedAddress,
+      }),
     });
   }
 

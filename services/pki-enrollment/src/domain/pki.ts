@@ -201,6 +201,21 @@ export class ControllerPki {
     return sans.every((s) => have.has(s));
   }
 
+  /**
+   * A server certificate (serverAuth) for the router control listener's key, covering `sans`,
+   * signed by the intermediate like the edge API's: the leaf followed by the intermediate.
+   * Nothing is stored; the caller renews it.
+   */
+  issueCtrl(publicKey: KeyObject, sans: readonly string[]): { certChainPem: string; notAfter: Date } {
+    const now = Date.now();
+    const notAfter = new Date(Math.floor((now + SERVER_VALIDITY_DAYS * DAY_MS) / 1000) * 1000);
+    const der = issueCertificate({
+      commonName: sans.find((s) => !isIP(s)) ?? sans[0] ?? 'ziti-ctrl', spkiDer: spkiOf(publicKey), issuer: this.intermediate.issuer,
+      kind: 'server', notBefore: new Date(now - CLOCK_SKEW_MS), notAfter, sans: splitSans(sans),
+    });
+    return { certChainPem: certPem(der) + this.intermediate.certPem, notAfter };
+  }
+
   /** The SPIFFE id of an identity (and of one of its API sessions). */
   spiffeId(identityId: string, apiSessionId?: string): string {
     return `spiffe://${this.trustDomain}/identity/${identityId}${apiSessionId ? `/apiSession/${apiSessionId}` : ''}`;

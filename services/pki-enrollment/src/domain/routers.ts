@@ -21,7 +21,8 @@ export interface RouterEnrollmentView {
 /**
  * Router enrollment for the policy context (which owns the router records): a (re-)enrollment
  * replaces any outstanding enrollment of the router and its current certificate (the old JWT and
- * the old certificate stop working); the router enrolls with `/enroll/erott`.
+ * the old certificate stop working); the router enrolls with `POST /enroll?method=erott|trott&token=…`
+ * (what `ziti router enroll` sends) or `/enroll/erott`.
  */
 export class RouterEnrollments {
   constructor(
@@ -36,13 +37,14 @@ export class RouterEnrollments {
     const exp = expiresAt ?? new Date(Date.now() + this.defaultLifetimeMs);
     if (exp.getTime() <= Date.now()) throw ApiError.field('expiresAt', 'expiresAt must be in the future', exp.toISOString());
     const token = randomUUID();
-    const jwt = await this.jwts.enrollment({ sub: routerId, jti: token, em: 'erott', expiresAt: exp });
+    const method = routerType === 'edge' ? 'erott' : 'trott';
+    const jwt = await this.jwts.enrollment({ sub: routerId, jti: token, em: method, expiresAt: exp });
     await this.uow.run(async (tx) => {
       await tx.lock(`router:${routerId}`);
       await tx.enrollments.deleteByRouter(routerId);
       await tx.routerCerts.delete(routerId);
       await tx.enrollments.create({
-        id: shortId(), method: routerType === 'edge' ? 'erott' : 'trott', token, jwt, expiresAt: exp,
+        id: shortId(), method, token, jwt, expiresAt: exp,
         identityId: null, identityName: null, caId: null, username: null,
         edgeRouterId: routerType === 'edge' ? routerId : null,
         transitRouterId: routerType === 'transit' ? routerId : null,

@@ -3,6 +3,7 @@ import { ApiError, formatTimestamp, toGrpcError } from '@ziti/errors';
 import type { Enrollment as EnrollmentMsg, PkiEnrollmentServiceServer, RouterEnrollment } from '@ziti/proto';
 import { CsrError, parseCsr } from '../crypto/csr.js';
 import { verifyClientChain } from '../domain/client-certs.js';
+import { ctrlPublicKey, ctrlSans } from '../domain/ctrl-cert.js';
 import type { EnrollmentManager } from '../domain/enrollments.js';
 import type { EdgeAddress, Jwts } from '../domain/jwts.js';
 import type { Enrollment } from '../domain/model.js';
@@ -162,8 +163,13 @@ export function pkiEnrollmentServer(d: GrpcDeps): PkiEnrollmentServiceServer {
       return {};
     }),
     deleteIdentityEnrollments: unary(async (req) => ({ deleted: await d.enrollments.deleteForIdentity(req.identityId) })),
-    // TODO(fabric): served by the router control plane work.
-    issueCtrlCertificate: (_call, callback) => callback({ code: 12, details: 'not served yet', name: 'Error', message: 'not served yet', metadata: undefined as never }),
+    // The router control listener's certificate (fabric): only its public key comes in, nothing is stored.
+    issueCtrlCertificate: unary(async (req) => {
+      const key = ctrlPublicKey(req.publicKeyPem);
+      const sans = ctrlSans(req.sans);
+      const issued = d.pki.issueCtrl(key, sans);
+      return { certPem: issued.certChainPem, caBundlePem: d.pki.caBundlePem(), rootCaPem: d.pki.root.certPem };
+    }),
     deleteEnrollment: unary(async (req) => ({ deleted: await d.enrollments.deleteIfPresent(req.id) })),
   };
 }

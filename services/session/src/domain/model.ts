@@ -76,3 +76,12 @@ export interface Page<T> {
   offset: number;
   filterableFields: string[];
 }
+
+/** What the router control plane needs of a session (`SessionService.GetSessions`). */
+export interface SessionFacts {
+  id: string;
+  apiSessionId: string;
+  identityId: string;
+  serviceId: string;
+  type: SessionType;
+}

@@ -1,7 +1,7 @@
 import { batched, prepared } from '@ziti/db-kit';
 import { type EntityQuerySchema, type QuerySymbol, compileListQuery, filterableFields } from '@ziti/http-kit';
 import type { Pool } from 'pg';
-import type { ListRequest, Page, Session, SessionEdgeRouter, SessionKey, SessionType } from '../domain/model.js';
+import type { ListRequest, Page, Session, SessionEdgeRouter, SessionFacts, SessionKey, SessionType } from '../domain/model.js';
 import type { ServiceUpdateStore, SessionStore } from '../domain/ports.js';
 
 const col = (type: 'string' | 'datetime', column: string): QuerySymbol => ({ kind: 'scalar', type, sql: (a) => `${a}."${column}"` });
@@ -48,6 +48,8 @@ const KEY_COLUMNS = ['id', 'api_session_id', 'service_id', 'type'];
 // The hot path's statements (session create and its dedup lookup), prepared per connection.
 const FIND_EXISTING = `SELECT ${SELECT} FROM "sessions" WHERE "api_session_id" = $1 AND "service_id" = $2 AND "type" = $3`;
 const FIND_BY_ID = `SELECT ${SELECT} FROM "sessions" WHERE "id" = $1`;
+/** The facts of several sessions routers present (SessionService.GetSessions), in id order. */
+const FIND_BY_IDS = `SELECT "id", "api_session_id", "identity_id", "service_id", "type" FROM "sessions" WHERE "id" = ANY($1::text[]) ORDER BY "id"`;
 /**
  * Inserts a batch of new sessions (a jsonb array of rows, in key order so that concurrent batches
  * take their index locks in the same order) and answers, for every key, the row now stored: for a
@@ -105,6 +107,12 @@ export class SessionRepository implements SessionStore {
 
   /** Session creates arriving together are inserted by one statement (see `batched`). */
   private readonly insertBatch = batched((sessions: Session[]) => this.insertMany(sessions));
+
+  /** The sessions of these ids that exist (unknown ids left out), in id order. */
+  async factsByIds(ids: readonly string[]): Promise<SessionFacts[]> {
+    const { rows } = await this.pool.query<{ id: string; api_session_id: string; identity_id: string; service_id: string; type: string }>(FIND_BY_IDS, [ids]);
+    return rows.map((r) => ({ id: r.id, apiSessionId: r.api_session_id, identityId: r.identity_id, serviceId: r.service_id, type: r.type as SessionType }));
+  }
 
   async insertOrGet(s: Session): Promise<Session> {
     const stored = await this.insertBatch(s);

@@ -216,9 +216,15 @@ export class MfaManager {
     return this.open(s);
   }
 
+  /**
+   * Marks the session's TOTP done (`api-session.updated`); a legacy session whose TOTP was pending
+   * has just become fully authenticated: `api-session.created` too (routers may now admit it).
+   */
   private async completeSession(tx: Transaction, apiSessionId: string, identityId: string, maxAgeSeconds?: number): Promise<string | null> {
-    const token = await tx.apiSessions.completeMfa(apiSessionId, maxAgeSeconds);
-    if (token) await tx.emit({ type: 'api-session.updated', apiSessionId, identityId, tokens: [token] });
-    return token;
+    const done = await tx.apiSessions.completeMfa(apiSessionId, maxAgeSeconds);
+    if (!done) return null;
+    await tx.emit({ type: 'api-session.updated', apiSessionId, identityId, tokens: [done.token] });
+    if (done.wasPending && done.kind === 'legacy') await tx.emit({ type: 'api-session.created', apiSessionId, identityId });
+    return done.token;
   }
 }
