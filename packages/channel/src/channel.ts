@@ -106,8 +106,11 @@ export class Channel {
       this.heartbeatTimer.unref();
       this.checkTimer.unref();
     }
-    if (options.initialBytes && options.initialBytes.length > 0) this.onData(options.initialBytes);
-    if (socket.isPaused()) socket.resume();
+    // Bytes read with the hello are dispatched after the caller has registered its handlers.
+    queueMicrotask(() => {
+      if (options.initialBytes && options.initialBytes.length > 0) this.onData(options.initialBytes);
+      if (socket.isPaused() && this.closedReason === undefined) socket.resume();
+    });
   }
 
   get closed(): boolean {
