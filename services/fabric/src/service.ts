@@ -20,6 +20,7 @@ import type { PublicKeyEntity } from './rdm/model.js';
 import { RdmPublisher } from './rdm/publisher.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { PresenceStore } from './store/presence.js';
+import { CircuitStore } from './store/circuits.js';
 import { RdmStateStore } from './store/rdm-state.js';
 import { parseHostPort } from './config.js';
 
@@ -59,6 +60,8 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     onStop(() => peers.close());
     const presence = new PresenceStore(pool, replica);
     await presence.resetReplica();
+    const circuitStore = new CircuitStore(pool, replica);
+    await circuitStore.resetReplica();
 
     const advertised = deps.ctrl.advertisedAddress ? parseHostPort(deps.ctrl.advertisedAddress, 'ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS').host : undefined;
     let identity: CtrlIdentity = await retry(() => issueCtrlIdentity(peers, ctrlSans(advertised)), log);
@@ -108,6 +111,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
         deleted: (c) => publish('circuit.deleted', { ...circuitEvent(c), duration: Date.now() * 1e6 - c.createdAt.getTime() * 1e6 }),
         failed: (f) => publish('circuit.failed', { ...f, path: f.path ? { nodes: f.path, links: [] } : undefined }),
       },
+      store: circuitStore,
       problem: problemLog,
     });
     registry = new RouterRegistry({ presence, peers, bus: deps.bus, rdm, legacy, sessions, circuits: () => circuits, controllerVersion: CONTROLLER_VERSION, log, problem: problemLog });
@@ -147,7 +151,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
 
     const ready = async () => (await pool.query('SELECT 1')).rowCount === 1 && rdm.ready;
     return {
-      app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: circuitHandlers(() => circuits.list()), ready }),
+      app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: circuitHandlers(circuitStore), ready }),
       grpc: [fabricService(presence, reg), maintenanceService(schemaMaintenance({ databaseUrl: deps.databaseUrl, schema: SCHEMA, context: SERVICE_NAME, pool, counts: {} }), log)],
       ready,
     };

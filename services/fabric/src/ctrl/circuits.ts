@@ -44,6 +44,8 @@ export interface CircuitDeps {
   /** Whether the service requires end-to-end encryption (the data model's service). */
   encryptionRequired(serviceId: string): boolean;
   events: CircuitEvents;
+  /** Where live circuits are listed from (fabric `/circuits`). */
+  store: { add(c: Circuit): Promise<void>; remove(id: string): Promise<void> };
   problem(m: string, err?: unknown): void;
 }
 
@@ -96,6 +98,7 @@ export class Circuits {
     const c = this.live.get(circuitId);
     if (!c) return false;
     this.live.delete(circuitId);
+    void this.d.store.remove(circuitId).catch((err) => this.d.problem(`fabric: circuit ${circuitId} not removed from the list`, err));
     for (const r of c.path) this.d.channelOf(r)?.send(CT.Unroute, Unroute.encode({ circuitId, now: true }).finish());
     void why;
     this.d.events.deleted(c);
@@ -184,6 +187,7 @@ export class Circuits {
       creationTimespanNs: spent(),
     };
     this.live.set(circuitId, c);
+    await this.d.store.add(c).catch((err) => this.d.problem(`fabric: circuit ${circuitId} not listed`, err));
     ch.reply(m, CT.CreateCircuitV2Response, undefined, new Map([
       [H.CircuitIdResp, encodeString(circuitId)],
       [H.AddressResp, encodeString(ingressId)],

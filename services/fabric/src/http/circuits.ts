@@ -1,16 +1,9 @@
 import { listEnvelope } from '@ziti/errors';
 import type { Handler } from '@ziti/http-kit';
 import type { Circuit } from '../ctrl/circuits.js';
+import type { CircuitStore } from '../store/circuits.js';
 
-const DEFAULT_LIMIT = 10;
-const MAX_LIMIT = 500;
-
-function intQuery(v: string | string[] | undefined, fallback: number, max: number): number {
-  const s = Array.isArray(v) ? v[0] : v;
-  const n = s === undefined ? NaN : Number(s);
-  return Number.isInteger(n) && n >= 0 ? Math.min(n, max) : fallback;
-}
-
+const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 const ref = (entity: string, id: string) => ({ _links: { self: { href: `./${entity}/${id}` } }, entity, id, name: id });
 
 /** A live circuit as the fabric API's `circuitDetail`. */
@@ -29,14 +22,12 @@ export function circuitDetail(c: Circuit) {
   };
 }
 
-/** Fabric `/circuits`: the live circuits of the control plane, newest last. */
-export function circuitHandlers(list: () => Circuit[]): Record<string, Handler> {
+/** Fabric `/circuits`: the live circuits of the control plane, paged and filtered like every list. */
+export function circuitHandlers(store: CircuitStore): Record<string, Handler> {
   return {
     async listCircuits(ctx) {
-      const all = list().sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
-      const limit = intQuery(ctx.query.limit, DEFAULT_LIMIT, MAX_LIMIT) || DEFAULT_LIMIT;
-      const offset = intQuery(ctx.query.offset, 0, Number.MAX_SAFE_INTEGER);
-      return { body: listEnvelope(all.slice(offset, offset + limit).map(circuitDetail), { limit, offset, totalCount: all.length }) };
+      const page = await store.list({ limit: one(ctx.query.limit), offset: one(ctx.query.offset), filter: one(ctx.query.filter), sort: one(ctx.query.sort) });
+      return { body: listEnvelope(page.items.map(circuitDetail), page.pagination, page.filterableFields) };
     },
   };
 }

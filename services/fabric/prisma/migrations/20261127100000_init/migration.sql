@@ -28,3 +28,19 @@ CREATE TABLE "identity_connections" (
     "router_id" TEXT NOT NULL,
     "seen_at" TIMESTAMPTZ(3) NOT NULL
 );
+
+-- CreateTable
+CREATE TABLE "circuits" (
+    "id" TEXT PRIMARY KEY,
+    "service_id" TEXT NOT NULL,
+    "client_id" TEXT NOT NULL,
+    "identity_id" TEXT NOT NULL,
+    "terminator_id" TEXT NOT NULL,
+    "instance_id" TEXT NOT NULL DEFAULT '',
+    "path" TEXT[] NOT NULL,
+    "ingress_id" TEXT NOT NULL,
+    "egress_id" TEXT NOT NULL,
+    "replica" TEXT NOT NULL,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(),
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now()
+);
