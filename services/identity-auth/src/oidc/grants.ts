@@ -8,13 +8,14 @@ import type { UnitOfWork } from '../domain/ports.js';
 import type { AuthRequests } from './auth-requests.js';
 import { ACCESS_TOKEN_SECONDS, ID_TOKEN_SECONDS, OIDC_CLIENT_IDS, REFRESH_TOKEN_SECONDS, TOKEN_TYPE } from './claims.js';
 import type { KeyRing } from './key-ring.js';
-import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE, SCOPES, TOKEN_EXCHANGE, oauth, uriAllowed, withParams } from './oauth.js';
+import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE, ID_TOKEN_TYPE, SCOPES, TOKEN_EXCHANGE, oauth, uriAllowed, withParams } from './oauth.js';
 import type { RevocationPort } from './ports.js';
 import type { RefreshRotation } from './refresh-rotation.js';
 
 export interface TokenAnswer {
   access_token: string;
-  token_type: 'Bearer';
+  /** `Bearer`; `N_A` when an exchange answers an ID token (RFC 8693 §2.2.1). */
+  token_type: 'Bearer' | 'N_A';
   expires_in: number;
   refresh_token?: string;
   id_token?: string;
@@ -235,8 +236,8 @@ export class TokenGrants {
     const subjectType = form.subject_token_type;
     if (subjectType !== ACCESS_TOKEN_TYPE && subjectType !== REFRESH_TOKEN_TYPE) throw oauth('invalid_request', `exchange subject type (${subjectType ?? ''}) is not supported`);
     const requested = form.requested_token_type || subjectType;
-    if (subjectType === ACCESS_TOKEN_TYPE && requested !== ACCESS_TOKEN_TYPE) throw oauth('invalid_request', 'exchanging an access token for a refresh token is not supported');
-    if (requested !== ACCESS_TOKEN_TYPE && requested !== REFRESH_TOKEN_TYPE) throw oauth('invalid_request', `requested token type (${requested}) is not supported`);
+    if (subjectType === ACCESS_TOKEN_TYPE && requested === REFRESH_TOKEN_TYPE) throw oauth('invalid_request', 'exchanging an access token for a refresh token is not supported');
+    if (requested !== ACCESS_TOKEN_TYPE && requested !== REFRESH_TOKEN_TYPE && requested !== ID_TOKEN_TYPE) throw oauth('invalid_request', `requested token type (${requested}) is not supported`);
     for (const aud of (form.audience ?? '').split(' ').filter(Boolean)) {
       if (!(OIDC_CLIENT_IDS as readonly string[]).includes(aud)) throw oauth('invalid_request', `invalid audience requested [${aud}]`);
     }
@@ -245,6 +246,12 @@ export class TokenGrants {
     const { grant } = await this.subject(form.subject_token, subjectType === ACCESS_TOKEN_TYPE ? 'a' : 'r', null, chain);
     grant.clientId = clientId;
     if (scopes.length > 0) grant.scopes = scopes;
+    if (requested === ID_TOKEN_TYPE) {
+      // OpenZiti's SDKs ask for the identity's ID token this way; as its controller (zitadel) does,
+      // the answer carries it in access_token, with token type N_A, and nothing else.
+      const issued = await this.issue(issuer, { ...grant, scopes: [...new Set([...grant.scopes, 'openid'])] }, { access: true, refresh: false, refreshExp: 0 });
+      return { access_token: issued.id_token!, token_type: 'N_A', expires_in: ID_TOKEN_SECONDS, issued_token_type: ID_TOKEN_TYPE, scope: issued.scope };
+    }
     const signed = form.csr_pem ? await this.signCsr(grant.identityId, grant.apiSessionId, form.csr_pem) : undefined;
     if (signed) grant.certFingerprints = [...grant.certFingerprints, signed.fingerprint];
     const refreshExp = await this.extend(grant.apiSessionId);

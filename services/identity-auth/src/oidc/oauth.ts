@@ -16,6 +16,7 @@ export const oauth = (error: string, description: string, status = 400) => new O
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 export const REFRESH_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:refresh_token';
+export const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
 export const SCOPES = ['openid', 'offline_access'];
 
 /** `*` as the port of an allowed URI matches any port; everything else matches exactly. */

@@ -481,6 +481,15 @@ describe('OIDC provider', () => {
     expect(fromAccess.body.issued_token_type).toBe(AT);
     expect(fromAccess.body.refresh_token).toBeUndefined();
     expect((await exchange(tokens.access_token, AT, `&requested_token_type=${encodeURIComponent(RT)}`)).body.error).toBe('invalid_request');
+    // The SDKs' ID token request (sdk-golang edge-apis): the ID token comes in access_token, token type N_A.
+    const IT = 'urn:ietf:params:oauth:token-type:id_token';
+    for (const [subject, type] of [[tokens.access_token, AT], [tokens.refresh_token, RT]] as const) {
+      const id = await exchange(subject, type, `&requested_token_type=${encodeURIComponent(IT)}`);
+      expect(id.body).toMatchObject({ issued_token_type: IT, token_type: 'N_A', access_token: expect.any(String) });
+      expect(id.body.refresh_token).toBeUndefined();
+      expect(claims(id.body.access_token)).toMatchObject({ sub: user.id, z_asid: asid, name: expect.any(String) });
+      expect(claims(id.body.access_token).z_t).toBeUndefined();
+    }
     expect((await exchange(tokens.refresh_token, RT, '&audience=elsewhere')).body.error).toBe('invalid_request');
     expect((await exchange(tokens.refresh_token, RT, '&scope=admin')).body.error).toBe('invalid_scope');
     expect((await exchange(tokens.access_token, RT)).body.error).toBe('invalid_grant');
