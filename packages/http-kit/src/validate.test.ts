@@ -30,6 +30,13 @@ describe('validateBody and fields the model does not name', () => {
     expect(validateBody(Model, body)).toEqual({ name: 'n', inner: { a: 'x' }, list: [{ a: 'y' }], tags: { anything: { goes: 1 } }, counts: { k: { a: 'v' } } });
   });
 
+  it('reads an optional list sent as null as an empty list (OpenZiti CLI bodies), and still refuses null where a list is required', () => {
+    expect(validateBody(Model, { name: 'n', list: null })).toEqual({ name: 'n', list: [] });
+    const Required = Type.Object({ list: Type.Array(Type.String()) });
+    expect(() => validateBody(Required, { list: null })).toThrow(ApiError);
+    expect(() => validateBody(Model, { name: null })).toThrow(ApiError);
+  });
+
   it('keeps checking the fields it names, inside unions too', () => {
     const err = (body: unknown) => {
       try {

@@ -42,7 +42,11 @@ function stripUnknown(schema: TSchema, value: unknown): void {
       if (!isObject(value)) return;
       const props = (schema.properties ?? {}) as Record<string, TSchema>;
       const extra = schema.additionalProperties as unknown;
+      const required = new Set((schema.required ?? []) as string[]);
       for (const key of Object.keys(value)) {
+        // An optional list sent as null is an empty one, as OpenZiti's Go models read it (nil slice):
+        // OpenZiti's own CLI sends `"configs": null`.
+        if (Object.hasOwn(props, key) && value[key] === null && !required.has(key) && props[key]![Kind] === 'Array') value[key] = [];
         if (Object.hasOwn(props, key)) stripUnknown(props[key]!, value[key]);
         else if (extra === false) delete value[key];
         else if (isSchema(extra)) stripUnknown(extra, value[key]);
