@@ -72,6 +72,11 @@ describe('legacy API sessions, terminators and circuits', () => {
     const list = (await mgmt.call('GET', '/terminators?limit=100')).body.data as { id: string; router?: { id: string }; service?: { id: string } }[];
     const t = list.find((x) => x.id === terminatorAddress);
     expect(t).toMatchObject({ router: { id: double.routerId }, service: { id: serviceId } });
+    // What `ziti ops verify traffic` waits on: the service's terminators by the service's name.
+    const service = (await mgmt.call('GET', `/services/${serviceId}`)).body.data as { name: string };
+    const byName = await mgmt.call('GET', `/terminators?filter=${encodeURIComponent(`service.name = "${service.name}"`)}`);
+    expect(byName.status).toBe(200);
+    expect((byName.body.data as { id: string }[]).map((x) => x.id)).toEqual([terminatorAddress]);
   });
 
   it('refuses a Dial circuit without the initiator public key (service requires encryption), routes one with it, lists it, and unroutes it on a fault', async () => {

@@ -116,6 +116,9 @@ export const TERMINATOR_QUERY: EntityQuerySchema = {
     ...base(),
     service: col('string', 'service_id'),
     router: col('string', 'router_id'),
+    // OpenZiti resolves entity references in filters: `service.name = "x"` (`ziti ops verify traffic` waits on it).
+    'service.name': { kind: 'scalar', type: 'string', nfc: true, sql: (a) => `(SELECT sv."name" FROM "services" sv WHERE sv."id" = ${a}."service_id")` },
+    'router.name': { kind: 'scalar', type: 'string', nfc: true, sql: (a) => `(SELECT rt."name" FROM "routers" rt WHERE rt."id" = ${a}."router_id")` },
     binding: col('string', 'binding'),
     address: col('string', 'address'),
     // The controller's terminator store names the instance id `instanceId` (the Edge API renders it as `identity`);
