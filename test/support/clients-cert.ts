@@ -39,6 +39,8 @@ export async function enrollOtt(http: HttpClient, mgmt: EdgeApi, body: Record<st
   const keys = ecKeys();
   const res = await enrollPem(http, e.token as string, csrPem(keys, { commonName: uniqueName('sdk') }), { method: 'ott' });
   if (res.status !== 200) throw new Error(`enroll failed: ${res.status} ${res.text}`);
+  // Exactly application/json, as OpenZiti answers a PEM CSR (sdk-golang reads data.cert only then).
+  if (res.headers['content-type'] !== 'application/json') throw new Error(`enroll answered content-type ${res.headers['content-type']}`);
   const chain = certificates(res.body.data.cert);
   return { ...identity, cred: { certPem: res.body.data.cert, keyPem: keyPem(keys), leaf: chain[0]! } };
 }

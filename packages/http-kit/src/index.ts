@@ -39,6 +39,7 @@ export {
   handedOverPrincipal,
   hasBody,
   isJsonMediaType,
+  jsonText,
   mediaTypeOf,
   readBody,
   readJsonBody,

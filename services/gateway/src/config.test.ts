@@ -18,6 +18,7 @@ describe('loadConfig', () => {
         policy: 'https://127.0.0.1:18103',
         session: 'https://127.0.0.1:18104',
         posture: 'https://127.0.0.1:18105',
+        fabric: 'https://127.0.0.1:18106',
       },
       identityAuthGrpc: '127.0.0.1:18201',
       contextGrpc: {
@@ -26,6 +27,7 @@ describe('loadConfig', () => {
         policy: '127.0.0.1:18203',
         session: '127.0.0.1:18204',
         posture: '127.0.0.1:18205',
+        fabric: '127.0.0.1:18206',
       },
       pkiEnrollmentGrpc: '127.0.0.1:18202',
       instanceId: undefined,

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { MODELS } from '@ziti/api-contract';
 import { ApiError, dataEnvelope, emptyEnvelope } from '@ziti/errors';
-import { type Handler, type HandlerContext, clientCertChainOf, mediaTypeOf, validateBody } from '@ziti/http-kit';
+import { type Handler, type HandlerContext, clientCertChainOf, jsonText, mediaTypeOf, validateBody } from '@ziti/http-kit';
 import type { EnrollFlows, EnrollResult } from '../domain/enroll.js';
 import { queryString, readRawBody } from './common.js';
 
@@ -40,7 +40,9 @@ export function enrollHandlers(flows: EnrollFlows, internalSecret: string): Reco
           throw new ApiError({ code: 'UNSUPPORTED_MEDIA', message: 'No suitable accept media types were detected, supports: application/json', status: 415 });
         }
         const pem = await readRawBody(ctx.req);
-        return { body: certs(await flows.generic(token, method, { csrPem: pem }, chainOf(ctx))) };
+        // Exactly `application/json`, as OpenZiti answers: sdk-golang reads the certificate from
+        // `data.cert` only for that content type (anything else it takes for a bare PEM).
+        return { raw: Buffer.from(jsonText(certs(await flows.generic(token, method, { csrPem: pem }, chainOf(ctx))))), contentType: 'application/json' };
       }
       if (ct !== '' && !/^application\/([a-z.+-]*\+)?json$/.test(ct)) {
         throw new ApiError({ code: 'COULD_NOT_VALIDATE', message: 'The supplied request contains an invalid document', status: 415 }, {
