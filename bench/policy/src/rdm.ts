@@ -1,7 +1,7 @@
 import { Metadata } from '@grpc/grpc-js';
 import { createInProcessBus, createMemoryCache } from '@ziti/messaging';
 import { rebuildDerivedLinks, runMigrations, startService } from '@ziti/policy';
-import { PolicyServiceClient, RouterDataModel } from '@ziti/proto';
+import { GetRouterDataModelRequest, PolicyServiceClient, type RouterDataModel } from '@ziti/proto';
 import { holdProcessIdentities, internalTestClient } from '@ziti/service-kit';
 import { createTestDatabase, testInfra } from '@ziti/test-kit';
 import { Client } from 'pg';
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     await rebuildDerivedLinks(db.url);
     const links = (await pg.query(`SELECT (SELECT count(*) FROM policy.sp_identities) AS i, (SELECT count(*) FROM policy.sp_services) AS s`)).rows[0];
     const client = internalTestClient(PolicyServiceClient, service.grpcAddress, 'policy');
-    const fetch = () => new Promise<RouterDataModel>((resolve, reject) => client.getRouterDataModel({}, new Metadata(), (err, res) => (err ? reject(err) : resolve(res))));
+    const fetch = () => new Promise<RouterDataModel>((resolve, reject) => client.getRouterDataModel(GetRouterDataModelRequest.fromPartial({}), new Metadata(), (err, res) => (err ? reject(err) : resolve(res))));
     await fetch();
     const times: number[] = [];
     let m: RouterDataModel | undefined;

@@ -73,7 +73,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       for (const k of await peers.getTokenVerificationKeys()) keys.push({ kid: k.kid, data: Buffer.from(k.publicKeyDer), format: 'pkix', usages: ['jwt'] });
       return keys;
     };
-    const rdm = new RdmPublisher({ policyModel: () => peers.getRouterDataModel(), publicKeys }, new RdmStateStore(pool), problemLog);
+    const rdm = new RdmPublisher({ policyModel: (only) => peers.getRouterDataModel(only), publicKeys }, new RdmStateStore(pool), problemLog);
 
     let registry: RouterRegistry | undefined;
     const edge = () => registry?.edgeChannels() ?? [];
@@ -118,7 +118,11 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const reg = registry;
     onStop(() => reg.closeAll('controller stopping'));
 
-    const changes = await deps.bus.subscribeBroadcast('policy', ['router-data-model.changed'], async () => void rdm.refresh());
+    const changes = await deps.bus.subscribeBroadcast('policy', ['router-data-model.changed'], async (e) => {
+      const list = (e.data as { changes?: unknown }).changes;
+      const named = Array.isArray(list) ? list.filter((c): c is { kind: string; id: string } => typeof c?.kind === 'string' && typeof c?.id === 'string') : [];
+      void (named.length > 0 ? rdm.changed(named) : rdm.refresh());
+    });
     onStop(() => changes.stop());
     const timers = [
       setInterval(() => void rdm.refresh().then(() => legacy.reload()).catch((err) => problemLog('fabric: periodic resync failed', err)), RESYNC_MS),

@@ -1,6 +1,6 @@
 import { Metadata } from '@grpc/grpc-js';
 import { type ChangeEvent, createInProcessBus, createMemoryCache, type OutboxRelay, startOutboxRelay } from '@ziti/messaging';
-import { PolicyServiceClient, type RouterDataModel } from '@ziti/proto';
+import { GetRouterDataModelRequest, PolicyServiceClient, type RouterDataModel } from '@ziti/proto';
 import { internalTestClient } from '@ziti/service-kit';
 import { createTestDatabase, testInfra, type TestDatabase } from '@ziti/test-kit';
 import { AccessManager } from './domain/access-manager.js';
@@ -35,9 +35,9 @@ describe('router data model', () => {
   let clock = Date.parse('2026-12-01T10:00:00.000Z');
   const tick = () => new Date((clock += 1000));
 
-  const model = () =>
+  const model = (only: Partial<GetRouterDataModelRequest> = {}) =>
     new Promise<RouterDataModel>((resolve, reject) =>
-      client.getRouterDataModel({}, new Metadata(), (err, res) => (err ? reject(err) : resolve(res))),
+      client.getRouterDataModel(GetRouterDataModelRequest.fromPartial(only), new Metadata(), (err, res) => (err ? reject(err) : resolve(res))),
     );
 
   /** The changes of the events published while `fn` ran (one event per transaction here). */
@@ -145,6 +145,13 @@ describe('router data model', () => {
     ]);
     expect(m.postureChecks).toEqual([{ id: 'pc-mac', name: 'mac', typeId: 'MAC', detailJson: expect.any(String) }]);
     expect(JSON.parse(m.postureChecks[0].detailJson)).toEqual({ macAddresses: ['aabbccddeeff'] });
+  });
+
+  it('answers only the named entities of a partial read (an unknown id is simply absent)', async () => {
+    const m = await model({ partial: true, identityIds: ['bob', 'nobody'], servicePolicyIds: [ids.sp] });
+    expect(m.identities.map((i) => i.id)).toEqual(['bob']);
+    expect(m.servicePolicies).toEqual([{ id: ids.sp, name: 'rdm-dial', policyType: 'Dial', identityIds: ['alice'], serviceIds: [ids.svc], postureCheckIds: ['pc-mac'] }]);
+    expect([m.configTypes, m.configs, m.services, m.postureChecks]).toEqual([[], [], [], []]);
   });
 
   it('a service delete publishes the service and the policies that selected it', async () => {

@@ -35,7 +35,7 @@ export interface PeerAddresses {
 /** Everything the router control plane asks the other contexts (each call as the `fabric` caller). */
 export interface Peers {
   getRouter(routerId: string): Promise<RouterInfo>;
-  getRouterDataModel(): Promise<RouterDataModel>;
+  getRouterDataModel(only?: GetRouterDataModelRequest): Promise<RouterDataModel>;
   getServiceAccess(identityId: string, serviceId: string): Promise<ServiceAccess>;
   upsertEdgeTerminator(req: UpsertEdgeTerminatorRequest): Promise<TerminatorInfo>;
   updateTerminator(req: UpdateTerminatorRequest): Promise<TerminatorInfo>;
@@ -75,7 +75,8 @@ export function grpcPeers(addresses: PeerAddresses): Peers {
   const session = lazyGrpcClient('session', addresses.sessionGrpc, (a) => grpcClient(SessionServiceClient, a, 'fabric'));
   return {
     getRouter: (routerId) => policy.call((c) => u(c.getRouter), { routerId }),
-    getRouterDataModel: () => policyBulk.call((c) => u<GetRouterDataModelRequest, RouterDataModel>(c.getRouterDataModel), {}),
+    getRouterDataModel: (only) =>
+      policyBulk.call((c) => u<GetRouterDataModelRequest, RouterDataModel>(c.getRouterDataModel), only ?? { partial: false, configTypeIds: [], configIds: [], serviceIds: [], servicePolicyIds: [], identityIds: [], postureCheckIds: [] }),
     getServiceAccess: (identityId, serviceId) => policy.call((c) => u(c.getServiceAccess), { identityId, serviceId }),
     upsertEdgeTerminator: (req) => policy.call((c) => u(c.upsertEdgeTerminator), req),
     updateTerminator: (req) => policy.call((c) => u(c.updateTerminator), req),

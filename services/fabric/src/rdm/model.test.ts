@@ -1,5 +1,5 @@
 import type { RouterDataModel } from '@ziti/proto';
-import { buildModel, diffModels, orderedEntities } from './model.js';
+import { buildModel, diffModels, orderedEntities, patchModel } from './model.js';
 import { eventsOf } from './wire.js';
 
 const base = (): RouterDataModel => ({
@@ -47,5 +47,25 @@ describe('router data model', () => {
     b.identities[0].serviceHostingCosts = { y: 2, x: 1 };
     a.identities[0].serviceHostingCosts = { x: 1, y: 2 };
     expect(diffModels(buildModel(a, []), buildModel(b, []))).toEqual([]);
+  });
+
+  it('patches a model with a partial read: named entities replaced or gone, a policy\'s links replaced, only touched keys diffed', () => {
+    const before = buildModel(base(), []);
+    const partial = base();
+    partial.configTypes = [];
+    partial.configs = [];
+    partial.services = [];
+    partial.postureChecks = [];
+    partial.identities = [];
+    partial.servicePolicies[0].identityIds = ['i1'];
+    // Named: the policy (answered, now selecting i1 only) and identity i2 (not answered: deleted).
+    const named = new Map([['servicePolicy' as const, new Set(['p1'])], ['identity' as const, new Set(['i2'])]]);
+    const { model, touched } = patchModel(before, named, buildModel(partial, []));
+    expect(model.has('identity:i1')).toBe(true);
+    expect(model.has('identity:i2')).toBe(false);
+    expect(model.has('policyLink:p1/identity/i2')).toBe(false);
+    const changes = diffModels(before, model, false, touched);
+    expect(changes.map((c) => `${c.action}:${c.entity.kind}:${c.entity.id}`)).toEqual(['delete:policyLink:p1/identity/i2', 'delete:identity:i2']);
+    expect(diffModels(before, model, false)).toEqual(changes);
   });
 });

@@ -114,18 +114,16 @@ export function orderedEntities(model: Model): ModelEntity[] {
  * reverse order (links before policies, policies before what they select). Public keys are left
  * out when `withKeys` is false (they travel in synthetic change sets).
  */
-export function diffModels(before: Model, after: Model, withKeys = true): ModelChange[] {
+export function diffModels(before: Model, after: Model, withKeys = true, keys: Iterable<string> = new Set([...before.keys(), ...after.keys()])): ModelChange[] {
   const upserts: ModelChange[] = [];
   const deletes: ModelChange[] = [];
-  for (const [key, e] of after) {
-    if (!withKeys && e.kind === 'publicKey') continue;
+  for (const key of keys) {
+    const e = after.get(key);
     const old = before.get(key);
-    if (!old) upserts.push({ action: 'create', entity: e });
-    else if (old.text !== e.text) upserts.push({ action: e.kind === 'policyLink' ? 'create' : 'update', entity: e });
-  }
-  for (const [key, e] of before) {
-    if (!withKeys && e.kind === 'publicKey') continue;
-    if (!after.has(key)) deletes.push({ action: 'delete', entity: e });
+    if (!withKeys && (e ?? old)?.kind === 'publicKey') continue;
+    if (e && !old) upserts.push({ action: 'create', entity: e });
+    else if (e && old && old.text !== e.text) upserts.push({ action: e.kind === 'policyLink' ? 'create' : 'update', entity: e });
+    else if (!e && old) deletes.push({ action: 'delete', entity: old });
   }
   upserts.sort((a, b) => rank(a.entity.kind) - rank(b.entity.kind));
   deletes.sort((a, b) => rank(b.entity.kind) - rank(a.entity.kind));
@@ -135,4 +133,40 @@ export function diffModels(before: Model, after: Model, withKeys = true): ModelC
 /** The public keys of a model. */
 export function publicKeysOf(model: Model): ModelEntity[] {
   return [...model.values()].filter((e) => e.kind === 'publicKey');
+}
+
+/** The `router-data-model.changed` kinds, as the model names them and as a partial read names them. */
+export const CHANGE_KINDS = {
+  'config-type': { kind: 'configType', field: 'configTypeIds' },
+  config: { kind: 'config', field: 'configIds' },
+  service: { kind: 'service', field: 'serviceIds' },
+  'service-policy': { kind: 'servicePolicy', field: 'servicePolicyIds' },
+  identity: { kind: 'identity', field: 'identityIds' },
+  'posture-check': { kind: 'postureCheck', field: 'postureCheckIds' },
+} as const satisfies Record<string, { kind: EntityKind; field: string }>;
+
+export type ChangeKind = keyof typeof CHANGE_KINDS;
+
+/**
+ * `base` with the named entities replaced by what a partial read answered (`fresh`; one named but
+ * not answered is gone; a service policy's links go with it), and the keys that may have changed.
+ */
+export function patchModel(base: Model, named: ReadonlyMap<EntityKind, ReadonlySet<string>>, fresh: Model): { model: Model; touched: Set<string> } {
+  const model: Model = new Map(base);
+  const touched = new Set<string>();
+  for (const [kind, ids] of named) for (const id of ids) if (model.delete(keyOf(kind, id))) touched.add(keyOf(kind, id));
+  const policies = named.get('servicePolicy');
+  if (policies && policies.size > 0) {
+    for (const [key, e] of model) {
+      if (e.kind === 'policyLink' && policies.has((e.value as PolicyLink).policyId)) {
+        model.delete(key);
+        touched.add(key);
+      }
+    }
+  }
+  for (const [key, e] of fresh) {
+    model.set(key, e);
+    touched.add(key);
+  }
+  return { model, touched };
 }

@@ -1,6 +1,6 @@
-import type { RouterDataModel } from '@ziti/proto';
+import type { GetRouterDataModelRequest, RouterDataModel } from '@ziti/proto';
 import type { RdmStateStore } from '../store/rdm-state.js';
-import { type Model, type ModelChange, type ModelEntity, type PublicKeyEntity, buildModel, diffModels, orderedEntities, publicKeysOf } from './model.js';
+import { CHANGE_KINDS, type ChangeKind, type EntityKind, type Model, type ModelChange, type ModelEntity, type PublicKeyEntity, buildModel, diffModels, orderedEntities, patchModel, publicKeysOf } from './model.js';
 
 /** How the model reaches a router (the wire encoding lives in `wire.ts`). */
 export interface RdmSink {
@@ -33,7 +33,8 @@ interface Subscription {
 }
 
 export interface RdmSources {
-  policyModel(): Promise<RouterDataModel>;
+  /** The whole policy model, or (with `only.partial`) the entities it names. */
+  policyModel(only?: GetRouterDataModelRequest): Promise<RouterDataModel>;
   publicKeys(): Promise<PublicKeyEntity[]>;
 }
 
@@ -55,6 +56,9 @@ export class RdmPublisher {
   private readonly subs = new Map<string, Subscription>();
   private refreshing: Promise<void> | undefined;
   private again = false;
+  /** What the next refresh reads: everything, or the entities changes named. */
+  private wantFull = false;
+  private named = new Map<EntityKind, Set<string>>();
   private loaded = false;
 
   constructor(
@@ -109,8 +113,30 @@ export class RdmPublisher {
     this.subs.delete(routerId);
   }
 
-  /** Something changed: refresh now (coalesced with a refresh already running). */
+  /**
+   * Entities changed (`router-data-model.changed`): only they are read again, then diffed (coalesced
+   * with a refresh already running). An unknown kind makes the next refresh whole.
+   */
+  changed(changes: readonly { kind: string; id: string }[]): Promise<void> {
+    for (const c of changes) {
+      const k = CHANGE_KINDS[c.kind as ChangeKind];
+      if (!k) this.wantFull = true;
+      else {
+        const set = this.named.get(k.kind) ?? new Set<string>();
+        set.add(c.id);
+        this.named.set(k.kind, set);
+      }
+    }
+    return this.kick();
+  }
+
+  /** Reads the whole model again (the periodic convergence, key rotation). */
   refresh(): Promise<void> {
+    this.wantFull = true;
+    return this.kick();
+  }
+
+  private kick(): Promise<void> {
     if (this.refreshing) {
       this.again = true;
       return this.refreshing;
@@ -120,7 +146,7 @@ export class RdmPublisher {
         do {
           this.again = false;
           await this.refreshOnce();
-        } while (this.again);
+        } while (this.again || this.wantFull || this.named.size > 0);
       } catch (err) {
         this.problem('fabric: router data model refresh failed', err);
       } finally {
@@ -140,9 +166,25 @@ export class RdmPublisher {
   }
 
   private async refreshOnce(): Promise<void> {
-    const next = buildModel(await this.sources.policyModel(), await this.sources.publicKeys());
-    const changes = diffModels(this.model, next, false);
-    const keyChanges = diffModels(new Map([...this.model].filter(([, e]) => e.kind === 'publicKey')), new Map([...next].filter(([, e]) => e.kind === 'publicKey')));
+    const full = this.wantFull;
+    const named = this.named;
+    this.wantFull = false;
+    this.named = new Map();
+    if (!full && named.size === 0) return;
+    let next: Model;
+    let changes: ModelChange[];
+    let keyChanges: ModelChange[] = [];
+    if (full) {
+      next = buildModel(await this.sources.policyModel(), await this.sources.publicKeys());
+      changes = diffModels(this.model, next, false);
+      keyChanges = diffModels(new Map([...this.model].filter(([, e]) => e.kind === 'publicKey')), new Map([...next].filter(([, e]) => e.kind === 'publicKey')));
+    } else {
+      const only: GetRouterDataModelRequest = { partial: true, configTypeIds: [], configIds: [], serviceIds: [], servicePolicyIds: [], identityIds: [], postureCheckIds: [] };
+      for (const k of Object.values(CHANGE_KINDS)) only[k.field] = [...(named.get(k.kind) ?? [])];
+      const patched = patchModel(this.model, named, buildModel(await this.sources.policyModel(only), []));
+      next = patched.model;
+      changes = diffModels(this.model, next, false, patched.touched);
+    }
     this.model = next;
     if (changes.length > 0) {
       const previousIndex = this.index;

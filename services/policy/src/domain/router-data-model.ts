@@ -33,7 +33,17 @@ export interface RdmIdentity {
   serviceConfigs: Record<string, { configs: Record<string, string> }>;
 }
 
-/** Reads the whole model from one consistent view of the database. */
+/** The entities a partial read names, by kind (the `router-data-model.changed` kinds). */
+export interface RdmSelection {
+  configTypes: string[];
+  configs: string[];
+  services: string[];
+  servicePolicies: string[];
+  identities: string[];
+  postureChecks: string[];
+}
+
+/** Reads the model (whole, or the entities `only` names) from one consistent view of the database. */
 export interface RouterDataModelSource {
-  model(): Promise<RouterDataModel>;
+  model(only?: RdmSelection): Promise<RouterDataModel>;
 }

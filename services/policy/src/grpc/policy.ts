@@ -1,6 +1,6 @@
 import type { ServiceError } from '@grpc/grpc-js';
 import { toGrpcError } from '@ziti/errors';
-import type { PolicyServiceServer, ServiceAccess, SyncIdentityRequest, SyncPostureCheckRequest } from '@ziti/proto';
+import type { GetRouterDataModelRequest, PolicyServiceServer, ServiceAccess, SyncIdentityRequest, SyncPostureCheckRequest } from '@ziti/proto';
 import type { AccessManager } from '../domain/access-manager.js';
 import type { IdentityChange, PostureCheckChange, ProjectionManager } from '../domain/projection-manager.js';
 import type { RouterDataModelSource } from '../domain/router-data-model.js';
@@ -94,7 +94,13 @@ export function policyServer(projections: ProjectionManager, usage: UsageManager
         }),
       };
     }),
-    getRouterDataModel: unary(() => rdm.model()),
+    getRouterDataModel: unary((r: GetRouterDataModelRequest) =>
+      rdm.model(
+        r.partial
+          ? { configTypes: r.configTypeIds, configs: r.configIds, services: r.serviceIds, servicePolicies: r.servicePolicyIds, identities: r.identityIds, postureChecks: r.postureCheckIds }
+          : undefined,
+      ),
+    ),
     ...fabricCalls(terminators),
     listPostureCheckServices: unary(async (r) => ({
       services: (await access.postureCheckServices(r.identityId, r.postureCheckIds)).map((s) => ({ id: s.id, name: s.name, postureCheckIds: s.postureCheckIds })),

@@ -1,22 +1,23 @@
-import type { RdmIdentity, RouterDataModel, RouterDataModelSource } from '../domain/router-data-model.js';
+import type { RdmIdentity, RdmSelection, RouterDataModel, RouterDataModelSource } from '../domain/router-data-model.js';
 import type { Database } from './db.js';
 
 /** Fields of the posture context's rendering that every kind shares; the rest are the kind's own. */
 const COMMON_POSTURE_FIELDS = ['_links', 'createdAt', 'updatedAt', 'id', 'name', 'roleAttributes', 'tags', 'typeId', 'version'];
 
-const CONFIG_TYPES = `SELECT "id", "name" FROM "config_types" ORDER BY "id"`;
-const CONFIGS = `SELECT "id", "config_type_id" AS "typeId", "name", "data"::text AS "dataJson" FROM "configs" ORDER BY "id"`;
+const CONFIG_TYPES = `SELECT "id", "name" FROM "config_types" WHERE $1::text[] IS NULL OR "id" = ANY($1) ORDER BY "id"`;
+const CONFIGS = `SELECT "id", "config_type_id" AS "typeId", "name", "data"::text AS "dataJson" FROM "configs" WHERE $1::text[] IS NULL OR "id" = ANY($1) ORDER BY "id"`;
 const SERVICES = `
   SELECT s."id", s."name", s."encryption_required" AS "encryptionRequired",
          coalesce(array_agg(sc."config_id" ORDER BY sc."position") FILTER (WHERE sc."config_id" IS NOT NULL), '{}') AS "configIds"
   FROM "services" s LEFT JOIN "service_configs" sc ON sc."service_id" = s."id"
+  WHERE $1::text[] IS NULL OR s."id" = ANY($1)
   GROUP BY s."id" ORDER BY s."id"`;
 const SERVICE_POLICIES = `
   SELECT p."id", p."name", p."type" AS "policyType",
          coalesce((SELECT array_agg(l."identity_id" ORDER BY l."identity_id") FROM "sp_identities" l WHERE l."policy_id" = p."id"), '{}') AS "identityIds",
          coalesce((SELECT array_agg(l."service_id" ORDER BY l."service_id") FROM "sp_services" l WHERE l."policy_id" = p."id"), '{}') AS "serviceIds",
          coalesce((SELECT array_agg(l."posture_check_id" ORDER BY l."posture_check_id") FROM "sp_posture_checks" l WHERE l."policy_id" = p."id"), '{}') AS "postureCheckIds"
-  FROM "service_policies" p ORDER BY p."id"`;
+  FROM "service_policies" p WHERE $1::text[] IS NULL OR p."id" = ANY($1) ORDER BY p."id"`;
 const IDENTITIES = `
   SELECT i."id", i."name", i."disabled", c."configs"
   FROM "identities" i
@@ -25,11 +26,12 @@ const IDENTITIES = `
     FROM (SELECT "identity_id", "service_id", jsonb_object_agg("config_type_id", "config_id") AS "configs"
           FROM "identity_service_configs" GROUP BY 1, 2) x
     GROUP BY 1) c ON c."identity_id" = i."id"
+  WHERE $1::text[] IS NULL OR i."id" = ANY($1)
   ORDER BY i."id"`;
 const POSTURE_CHECKS = `
   SELECT "id", "name", "type_id" AS "typeId",
          CASE WHEN jsonb_typeof("detail") = 'object' THEN ("detail" - $1::text[])::text ELSE '{}' END AS "detailJson"
-  FROM "posture_checks" ORDER BY "id"`;
+  FROM "posture_checks" WHERE $2::text[] IS NULL OR "id" = ANY($2) ORDER BY "id"`;
 
 /**
  * The router data model in six set-based statements, run in one read-only REPEATABLE READ
@@ -40,14 +42,16 @@ const POSTURE_CHECKS = `
 export class SqlRouterDataModel implements RouterDataModelSource {
   constructor(private readonly db: Database) {}
 
-  model(): Promise<RouterDataModel> {
+  model(only?: RdmSelection): Promise<RouterDataModel> {
+    // A partial read: each kind's ids (an empty list reads none of that kind); whole: NULL.
+    const ids = (k: keyof RdmSelection) => [only ? only[k] : null];
     return this.db.tx(async (sql) => {
       await sql.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const configTypes = (await sql.query(CONFIG_TYPES)).rows;
-      const configs = (await sql.query(CONFIGS)).rows;
-      const services = (await sql.query(SERVICES)).rows;
-      const servicePolicies = (await sql.query(SERVICE_POLICIES)).rows;
-      const identities = (await sql.query(IDENTITIES)).rows.map(
+      const configTypes = (await sql.query(CONFIG_TYPES, ids('configTypes'))).rows;
+      const configs = (await sql.query(CONFIGS, ids('configs'))).rows;
+      const services = (await sql.query(SERVICES, ids('services'))).rows;
+      const servicePolicies = (await sql.query(SERVICE_POLICIES, ids('servicePolicies'))).rows;
+      const identities = (await sql.query(IDENTITIES, ids('identities'))).rows.map(
         (r): RdmIdentity => ({
           id: r.id,
           name: r.name,
@@ -60,7 +64,7 @@ export class SqlRouterDataModel implements RouterDataModelSource {
           serviceConfigs: Object.fromEntries(Object.entries((r.configs ?? {}) as Record<string, Record<string, string>>).map(([service, c]) => [service, { configs: c }])),
         }),
       );
-      const postureChecks = (await sql.query(POSTURE_CHECKS, [COMMON_POSTURE_FIELDS])).rows;
+      const postureChecks = (await sql.query(POSTURE_CHECKS, [COMMON_POSTURE_FIELDS, ...ids('postureChecks')])).rows;
       return { configTypes, configs, services, servicePolicies, identities, postureChecks };
     });
   }
