@@ -1,7 +1,7 @@
 import { Metadata } from '@grpc/grpc-js';
 import { createInProcessBus, createMemoryCache } from '@ziti/messaging';
 import { rebuildDerivedLinks, runMigrations, startService } from '@ziti/policy';
-import { GetRouterDataModelRequest, PolicyServiceClient, type RouterDataModel } from '@ziti/proto';
+import { GetRouterDataModelRequest, PolicyServiceClient, RouterDataModel } from '@ziti/proto';
 import { holdProcessIdentities, internalTestClient } from '@ziti/service-kit';
 import { createTestDatabase, testInfra } from '@ziti/test-kit';
 import { Client } from 'pg';
