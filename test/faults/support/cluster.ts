@@ -15,7 +15,7 @@ import { NodeProcess } from './processes.js';
  * is what they are given, as a Service name would be.
  */
 
-export const CONTEXTS = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture'] as const;
+export const CONTEXTS = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture', 'fabric'] as const;
 export type ContextName = (typeof CONTEXTS)[number];
 /** The contexts that run two replicas. */
 export const REPLICATED: readonly ContextName[] = ['identity-auth', 'session'];
@@ -162,6 +162,8 @@ export async function startCluster(logDir: string): Promise<Cluster> {
       planned.push(...own);
     }
     balancers = await startOwnBalancers(balanced);
+    // The router control listener (fabric's TLS port routers dial).
+    const routerCtrlPort = await freePort();
 
     const replicas: Replica[] = planned.map((r) => {
       const dataDir = join(dir, r.name);
@@ -172,6 +174,7 @@ export async function startCluster(logDir: string): Promise<Cluster> {
         ZITI_DATA_DIR: dataDir,
         ZITI_INTERNAL_TLS_DIR: internalTls[r.context],
         ...(r.context === 'pki-enrollment' ? { ZITI_SERVER_KEY_SECRET: serverKeySecret } : {}),
+        ...(r.context === 'fabric' ? { ZITI_ROUTER_CTRL_LISTEN: `127.0.0.1:${routerCtrlPort}` } : {}),
         [`${envPrefix(r.context)}_HTTP_PORT`]: String(r.httpPort),
         [`${envPrefix(r.context)}_GRPC_PORT`]: String(r.grpcPort),
       };
