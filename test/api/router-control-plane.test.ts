@@ -3,7 +3,7 @@ import { CtrlHeader, EdgeContentType, edgeCtrlPb, encodeFrame, routerHelloMessag
 import type { EdgeApi } from '../support/clients.js';
 import { useController } from '../support/controller.js';
 import type { RouterDouble } from '../support/router-double.js';
-import type { RouterIdentity } from '../support/router-enroll.js';
+import { type RouterIdentity, enrollRouter } from '../support/router-enroll.js';
 import { connectRouter, edgeRouter, enrolledRouter, fabricGet, poll } from '../support/router-fixtures.js';
 import { foreignIdentity, hostileFrames, rawCtrlConnection, readUntilClosed } from '../support/router-hostile.js';
 
@@ -134,6 +134,25 @@ describe('refusals close the connection and affect no other router', () => {
     expect(await poll(async () => (await edgeRouter(mgmt, r.routerId)).isOnline === true)).toBe(true);
     await a.close();
     await b.close();
+    await expectFirstUnaffected();
+  });
+
+  it('re-enrolling a router disconnects it and refuses its old certificate until it enrolls again; deleting one disconnects it', async () => {
+    const r = await enrolledRouter(mgmt, `er-cp-reenroll-${Date.now()}`);
+    const d = await connectRouter(ctl(), r);
+    expect(await poll(async () => (await edgeRouter(mgmt, r.routerId)).isOnline === true)).toBe(true);
+    expect((await mgmt.call('POST', `/edge-routers/${r.routerId}/re-enroll`)).status).toBe(200);
+    expect(await poll(() => d.channel.closed)).toBe(true);
+    await d.close();
+    await expectRefusedConnect(() => connectRouter(ctl(), r));
+    const jwt = (await mgmt.call('GET', `/edge-routers/${r.routerId}`)).body.data.enrollmentJwt as string;
+    const again = await enrollRouter(jwt);
+    const d2 = await connectRouter(ctl(), again);
+    expect(await poll(async () => (await edgeRouter(mgmt, r.routerId)).isOnline === true)).toBe(true);
+    expect((await mgmt.call('DELETE', `/edge-routers/${r.routerId}`)).status).toBe(200);
+    expect(await poll(() => d2.channel.closed)).toBe(true);
+    await d2.close();
+    await expectRefusedConnect(() => connectRouter(ctl(), again));
     await expectFirstUnaffected();
   });
 });
