@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createSchemaPool, schemaMaintenance } from '@ziti/db-kit';
 import { createServiceApp } from '@ziti/http-kit';
@@ -43,7 +43,7 @@ export interface RunningService extends RunningContext {
   ctrlPort: number;
 }
 
-const sha1 = (der: Buffer) => require('node:crypto').createHash('sha1').update(der).digest('hex') as string;
+const sha1 = (der: Buffer) => createHash('sha1').update(der).digest('hex');
 
 /**
  * Starts the fabric context: the router control listener and what it serves routers (presence,
@@ -189,4 +189,3 @@ async function retry<T>(fn: () => Promise<T>, log: (m: string) => void, forMs = 
   }
 }
 
-void X509Certificate;

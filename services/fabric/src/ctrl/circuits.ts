@@ -82,25 +82,24 @@ export class Circuits {
     ch.handle(CT.Fault, (m) => {
       const f = Fault.decode(m.body);
       // Ingress (0) and egress (1) faults end the circuit; link and forward faults concern links (several routers).
-      if (f.subject === 0 || f.subject === 1) for (const id of f.id.split(' ')) this.remove(id, 'fault');
+      if (f.subject === 0 || f.subject === 1) for (const id of f.id.split(' ')) this.remove(id);
     });
     ch.handle(CT.CircuitConfirmation, (m) => {
       const c = CircuitConfirmation.decode(m.body);
       for (const id of c.circuitIds.slice(0, 100_000)) if (!this.live.has(id)) ch.send(CT.Unroute, Unroute.encode({ circuitId: id, now: true }).finish());
     });
     ch.onClose(() => {
-      for (const c of this.live.values()) if (c.path.includes(routerId)) this.remove(c.id, 'router disconnected');
+      for (const c of this.live.values()) if (c.path.includes(routerId)) this.remove(c.id);
     });
   }
 
   /** Unroutes a circuit from every router of its path and forgets it. */
-  remove(circuitId: string, why: string): boolean {
+  remove(circuitId: string): boolean {
     const c = this.live.get(circuitId);
     if (!c) return false;
     this.live.delete(circuitId);
     void this.d.store.remove(circuitId).catch((err) => this.d.problem(`fabric: circuit ${circuitId} not removed from the list`, err));
     for (const r of c.path) this.d.channelOf(r)?.send(CT.Unroute, Unroute.encode({ circuitId, now: true }).finish());
-    void why;
     this.d.events.deleted(c);
     return true;
   }
@@ -172,7 +171,9 @@ export class Circuits {
     }
     const out = new Map<number, Buffer>();
     for (const [k, v] of Object.entries(terminator.peerData)) out.set(Number(k), Buffer.from(v, 'base64'));
-    for (const [k, v] of result.headers) if (k < 1100 || k > 1104) if (k >= 1000 && !ADDRESS_KEYS.has(k) && k !== H.RouteAttempt) out.set(k, v);
+    // The terminator's peer data the route result carries (e.g. the host's public key, 1003): its
+    // headers from 1000 on, but the route result's own (1100–1104) and the addresses (1110–1113).
+    for (const [k, v] of result.headers) if (k >= 1000 && (k < 1100 || k > 1104) && !ADDRESS_KEYS.has(k)) out.set(k, v);
     const c: Circuit = {
       id: circuitId,
       serviceId: session.serviceId,

@@ -56,11 +56,6 @@ export class LegacySessions {
     return this.byToken.get(token);
   }
 
-  /** A token no session of this replica knows: asked of identity-auth (a login this replica has not heard of yet). */
-  async lookup(token: string): Promise<LegacyApiSession | undefined> {
-    return this.byToken.get(token);
-  }
-
   /** Reloads every session and pushes what differs from what routers were told. */
   async reload(): Promise<void> {
     const fresh = await allLegacyApiSessions(this.peers);
