@@ -165,14 +165,16 @@ describe('router data model', () => {
     expect((await model()).servicePolicies[0].serviceIds).toEqual([]);
   });
 
-  it('announces changes made outside a transaction of the context (a restore) with the next one', async () => {
+  it('announces changes made outside a transaction of the context (a restore) with a following one', async () => {
     await db.pool.query(`INSERT INTO "config_types" ("id", "name") VALUES ('restored', 'restored')`);
-    const changes = await changesOf(() => identity('carol', []));
-    expect(changes).toEqual([
-      [
-        { kind: 'config-type', id: 'restored' },
-        { kind: 'identity', id: 'carol' },
-      ],
-    ]);
+    // A transaction publishes the rows of transactions older than every one still running, so a
+    // concurrent open transaction (the outbox relay's) may defer them to the next write: a few writes at most.
+    const seen: Change[] = [];
+    for (let i = 0; i < 5 && !seen.some((c) => c.id === 'restored'); i++) {
+      for (const event of await changesOf(() => identity('carol', [`r${i}`]))) seen.push(...event);
+    }
+    expect(seen).toContainEqual({ kind: 'config-type', id: 'restored' });
+    expect(seen).toContainEqual({ kind: 'identity', id: 'carol' });
+    expect(seen.filter((c) => c.id === 'restored')).toHaveLength(1);
   });
 });
