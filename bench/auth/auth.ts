@@ -135,7 +135,7 @@ async function main(): Promise<void> {
     natsSubjectPrefix: real ? `bench.${suffix}` : undefined,
     cacheKeyPrefix: real ? `bench:${suffix}:` : undefined,
     listenHost: '127.0.0.1',
-    port: 0,
+    port: 0, routerCtrlPort: 0,
     servicePorts: 'ephemeral',
     adminPassword,
     // The gateway's login guards as `npm start` configures them (on by default; ZITI_AUTH_RATE_LIMITER, ZITI_LOGIN_FAILURES_*).

@@ -175,7 +175,7 @@ async function main() {
     natsUrl: env.NATS_URL || 'nats://127.0.0.1:4222',
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
     listenHost: '127.0.0.1',
-    port: 0,
+    port: 0, routerCtrlPort: 0,
     adminUsername: admin.username,
     adminPassword: admin.password,
     // BENCH_REUSE: the stored PKI keys are sealed with it, so it stays the same across runs.

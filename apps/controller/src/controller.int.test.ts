@@ -40,7 +40,7 @@ describe('all-in-one controller', () => {
       natsUrl,
       redisUrl,
       listenHost: '127.0.0.1',
-      port: 0,
+      port: 0, routerCtrlPort: 0,
       adminPassword: 'admin-test-password',
       internalSecret: 'controller-test-secret',
     });
@@ -59,7 +59,7 @@ describe('all-in-one controller', () => {
     const squatter = createServer();
     await new Promise<void>((r) => squatter.listen(0, '127.0.0.1', r));
     const taken = (squatter.address() as { port: number }).port;
-    const base = { dataDir, databaseUrl: db.url, natsUrl, redisUrl, listenHost: '127.0.0.1', port: 0, adminPassword: 'admin-test-password', internalSecret: 'controller-test-secret' };
+    const base = { dataDir, databaseUrl: db.url, natsUrl, redisUrl, listenHost: '127.0.0.1', port: 0, routerCtrlPort: 0, adminPassword: 'admin-test-password', internalSecret: 'controller-test-secret' };
     try {
       const ctrl = await startController({ ...base, metricsPort: taken, metricsPortPreferred: true });
       try {

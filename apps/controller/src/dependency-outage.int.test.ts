@@ -37,7 +37,7 @@ beforeAll(async () => {
     natsUrl: nats.url,
     redisUrl: redis.url,
     listenHost: '127.0.0.1',
-    port: 0,
+    port: 0, routerCtrlPort: 0,
     adminPassword: ADMIN_PASSWORD,
     internalSecret: 'outage-test-secret',
     log: () => undefined,

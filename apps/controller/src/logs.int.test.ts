@@ -56,7 +56,7 @@ beforeAll(async () => {
     natsUrl: infra.natsUrl,
     redisUrl: infra.redisUrl,
     listenHost: '127.0.0.1',
-    port: 0,
+    port: 0, routerCtrlPort: 0,
     adminPassword: ADMIN_PASSWORD,
     internalSecret: 'logs-test-internal-secret',
     logging: { level: 'debug', format: 'json', destination: { write: (l: string) => lines.push(JSON.parse(l)) } },

@@ -34,7 +34,7 @@ describe('npm run restore (embedded)', () => {
     db = await createTestDatabase((await testInfra()).databaseUrl);
     source = mkdtempSync(join(tmpdir(), 'ziti-restore-src-'));
     const name = `restored-${process.pid}-${Date.now()}`;
-    const ctrl = await startController({ dataDir: source, databaseUrl: db.url, listenHost: '127.0.0.1', port: 0, adminPassword: ADMIN_PASSWORD, internalSecret: SECRET });
+    const ctrl = await startController({ dataDir: source, databaseUrl: db.url, listenHost: '127.0.0.1', port: 0, routerCtrlPort: 0, adminPassword: ADMIN_PASSWORD, internalSecret: SECRET });
     try {
       const token = await login(ctrl.port);
       expect((await api(ctrl.port, 'POST', '/edge/management/v1/identities', { token, body: { name, type: 'User', isAdmin: false } })).status).toBe(201);

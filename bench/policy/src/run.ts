@@ -73,7 +73,7 @@ async function main(): Promise<void> {
   const adminPassword = passwordOf('admin');
   log(`database ${databaseUrl.replace(/\/\/[^@]*@/, '//')}; ${JSON.stringify(shape)}`);
 
-  const child = fork(path.join(__dirname, 'controller-child.js'), [JSON.stringify({ dataDir, databaseUrl, port: 0, listenHost: '127.0.0.1', adminUsername: 'admin', adminPassword, internalSecret: passwordOf('internal-secret') })]);
+  const child = fork(path.join(__dirname, 'controller-child.js'), [JSON.stringify({ dataDir, databaseUrl, port: 0, routerCtrlPort: 0, listenHost: '127.0.0.1', adminUsername: 'admin', adminPassword, internalSecret: passwordOf('internal-secret') })]);
   const ctl = await new Promise<{ url: string; caCertPem: string }>((resolve, reject) => {
     child.once('message', (m) => resolve(m as { url: string; caCertPem: string }));
     child.once('exit', (code) => reject(new Error(`the controller exited (${code})`)));

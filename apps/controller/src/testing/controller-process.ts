@@ -73,7 +73,7 @@ export function spawnControllerProcess(dataDir: string, env: Record<string, stri
     Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|NATS_URL|REDIS_URL|ZITI_.*|.*_(HTTP|GRPC|METRICS)_PORT|INIT_CWD)$/.test(k)),
   );
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...base, ZITI_DATA_DIR: dataDir, ZITI_CTRL_PORT: '0', ZITI_METRICS_PORT: '0', ZITI_CTRL_LISTEN_HOST: '127.0.0.1', ZITI_PWD: ADMIN_PASSWORD, ...env },
+    env: { ...base, ZITI_DATA_DIR: dataDir, ZITI_CTRL_PORT: '0', ZITI_ROUTER_CTRL_PORT: '0', ZITI_METRICS_PORT: '0', ZITI_CTRL_LISTEN_HOST: '127.0.0.1', ZITI_PWD: ADMIN_PASSWORD, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   pids.add(child.pid as number);
