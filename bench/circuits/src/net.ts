@@ -87,6 +87,19 @@ export async function populate(api: Api, shape: LargeShape, tag: string, concurr
     return [...out];
   };
   const t0 = Date.now();
+  // A write refused with 503 (a dependency timed out under this load) is tried again, and counted.
+  let refused = 0;
+  const create = async (path: string, body: unknown): Promise<string> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await api.mgmt('POST', path, body);
+      } catch (err) {
+        if (attempt >= 5 || !String((err as Error).message).includes(': 503 ')) throw err;
+        refused++;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  };
   const identities = Array.from({ length: shape.identities }, (_, i) => ({ name: `${tag}-i${i}`, type: 'User', isAdmin: false, roleAttributes: attrs('a', 5) }));
   if (sqlUrl) {
     // identity-auth's rows and policy's projection of them, as bench/policy seeds them; the
@@ -102,18 +115,18 @@ export async function populate(api: Api, shape: LargeShape, tag: string, concurr
       await pg.end();
     }
   } else {
-    await pool(identities, concurrency, async (body) => void (await api.mgmt('POST', '/identities', body)));
+    await pool(identities, concurrency, async (body) => void (await create('/identities', body)));
   }
   log(`${identities.length} identities ${sqlUrl ? 'by SQL' : 'through the API'} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const services = Array.from({ length: shape.services }, (_, i) => ({ name: `${tag}-s${i}`, roleAttributes: attrs('s', 3), encryptionRequired: true }));
-  await pool(services, concurrency, async (body) => void (await api.mgmt('POST', '/services', body)));
+  await pool(services, concurrency, async (body) => void (await create('/services', body)));
   log(`${services.length} services in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const policies = Array.from({ length: shape.servicePolicies }, (_, i) => ({
     name: `${tag}-sp${i}`, type: i % 2 ? 'Bind' : 'Dial', semantic: 'AnyOf',
     identityRoles: attrs('a', 3).map((a) => `#${a}`), serviceRoles: attrs('s', 3).map((a) => `#${a}`),
   }));
   const ids: string[] = [];
-  await pool(policies, concurrency, async (body) => void ids.push(await api.mgmt('POST', '/service-policies', body)));
-  log(`${policies.length} service policies in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  await pool(policies, concurrency, async (body) => void ids.push(await create('/service-policies', body)));
+  log(`${policies.length} service policies in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${refused} writes answered 503 and were tried again`);
   return ids;
 }
