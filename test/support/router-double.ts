@@ -101,6 +101,8 @@ function splitHostPort(advertise: string): { hostname: string; port: number } {
 export class RouterDouble {
   /** Every message received, in order (heartbeats excluded). */
   readonly received: Message[] = [];
+  /** When each received message arrived (`performance.now()`, before its handler ran). */
+  readonly receivedAt = new WeakMap<Message, number>();
   readonly rdm: RouterDataModelState = { subscriptionId: randomUUID(), dataStates: [], changeSets: [], currentIndexes: [] };
   /** Legacy API sessions the controller pushed, by token (ApiSessionAdded/Updated, minus Removed). */
   readonly apiSessions = new Map<string, edgeCtrlPb.ApiSession>();
@@ -120,6 +122,7 @@ export class RouterDouble {
     private readonly o: RouterDoubleOptions,
   ) {
     const record = (m: Message) => {
+      this.receivedAt.set(m, performance.now());
       this.received.push(m);
       this.waiters.splice(0).forEach((w) => w());
     };
