@@ -45,7 +45,7 @@ describe('all-in-one controller', () => {
       internalSecret: 'controller-test-secret',
     });
     try {
-      expect(Object.keys(ctrl.services).sort()).toEqual(['identity-auth', 'pki-enrollment', 'policy', 'posture', 'session']);
+      expect(Object.keys(ctrl.services).sort()).toEqual(['fabric', 'identity-auth', 'pki-enrollment', 'policy', 'posture', 'session']);
       const res = await get(`https://127.0.0.1:${ctrl.port}/edge/client/v1/version`, ctrl.caCertPem);
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual(expect.objectContaining({ version: expect.any(String) }));

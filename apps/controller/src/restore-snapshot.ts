@@ -4,13 +4,14 @@ import * as identityAuth from '@ziti/identity-auth';
 import * as pkiEnrollment from '@ziti/pki-enrollment';
 import * as policy from '@ziti/policy';
 import * as posture from '@ziti/posture';
+import * as fabric from '@ziti/fabric';
 import * as session from '@ziti/session';
 import { EMBEDDED_DATABASE } from './controller.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 
 /** Every context of this controller: its schema and migrations. */
-export const CONTEXTS: readonly RestoreContext[] = [identityAuth, pkiEnrollment, policy, session, posture].map((c) => ({
+export const CONTEXTS: readonly RestoreContext[] = [identityAuth, pkiEnrollment, policy, session, posture, fabric].map((c) => ({
   name: c.SERVICE_NAME,
   schema: c.SCHEMA,
   migrationsDir: c.MIGRATIONS_DIR,

@@ -46,7 +46,7 @@ describe('npm run restore (embedded)', () => {
 
     const target = makeDataDir();
     const first = restore(target, [file!]);
-    expect(first).toEqual({ status: 0, out: expect.stringMatching(/\[restore\] done: \d+ rows in 5 contexts restored/) });
+    expect(first).toEqual({ status: 0, out: expect.stringMatching(/\[restore\] done: \d+ rows in 6 contexts restored/) });
 
     const restored = await startControllerProcess(target, { ZITI_INTERNAL_SECRET: SECRET });
     try {

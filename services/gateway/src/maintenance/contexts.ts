@@ -9,7 +9,7 @@ export interface MaintenanceClient {
 }
 
 /** The order contexts are asked in (and written to a snapshot in). */
-export const CONTEXT_ORDER: readonly UpstreamOwner[] = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture'];
+export const CONTEXT_ORDER: readonly UpstreamOwner[] = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture', 'fabric'];
 
 /** One MaintenanceService client per context with a gRPC address; `close()` ends them all. */
 export function maintenanceClients(contextGrpc: Partial<Record<UpstreamOwner, string>>): { clients: MaintenanceClient[]; close(): void } {
