@@ -155,9 +155,9 @@ describe('POST /database/snapshot', () => {
     snapshot = join(dir(), files[0]!);
     const lines = gunzipSync(readFileSync(snapshot)).toString('utf8').trimEnd().split('\n');
     const control = lines.filter((l) => l.startsWith('[')).map((l) => JSON.parse(l) as [string, Record<string, unknown>]);
-    expect(control[0]![1]).toMatchObject({ format: 'ziti-controller-snapshot', contexts: ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture'] });
-    expect(control.filter(([k]) => k === 'context').map(([, v]) => v.schema)).toEqual(['identity_auth', 'pki_enrollment', 'policy', 'session', 'posture']);
-    expect(control.at(-1)).toEqual(['end', { contexts: 5 }]);
+    expect(control[0]![1]).toMatchObject({ format: 'ziti-controller-snapshot', contexts: ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture', 'fabric'] });
+    expect(control.filter(([k]) => k === 'context').map(([, v]) => v.schema)).toEqual(['identity_auth', 'pki_enrollment', 'policy', 'session', 'posture', 'fabric']);
+    expect(control.at(-1)).toEqual(['end', { contexts: 6 }]);
     for (const id of [...made.identities, ...made.services, ...made.sessions]) expect(lines.some((l) => l.includes(`"id":"${id}"`))).toBe(true);
   });
 
@@ -197,7 +197,7 @@ describe('POST /database/snapshot', () => {
     it('holds the data of the moment of the snapshot, which a controller on it serves', async () => {
       const logs: string[] = [];
       const result = await restoreControllerSnapshot({ file: snapshot, databaseUrl: fresh.url, dataDir: ctl().options.dataDir, log: (m) => logs.push(m) });
-      expect(result.map((r) => r.name)).toEqual(['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture']);
+      expect(result.map((r) => r.name)).toEqual(['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture', 'fabric']);
       // The same secrets as the original (its PKI keys and MFA secrets are sealed with them).
       restored = await startTestController({ databaseUrl: fresh.url, internalSecret: ctl().options.internalSecret, adminPassword: ctl().admin.password });
       // The admin of the snapshot, with the password it had then.

@@ -96,7 +96,7 @@ describe('the metrics listener', () => {
     const families = await scrape();
     const contexts = (name: string) => new Set(families.get(name)!.samples.map((s) => s.labels.context));
     const pools = contexts('ziti_db_pool_connections');
-    for (const c of ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture']) expect(pools).toContain(c);
+    for (const c of ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture', 'fabric']) expect(pools).toContain(c);
     const requests = contexts('ziti_http_request_duration_seconds');
     for (const c of ['gateway', 'identity-auth', 'policy']) expect(requests).toContain(c);
     expect(contexts('ziti_grpc_server_handling_seconds')).toContain('policy');
