@@ -15,6 +15,7 @@ import { type CtrlIdentity, ctrlSans, issueCtrlIdentity } from './ctrl/server-id
 import { SessionValidator } from './ctrl/tokens.js';
 import { fabricService } from './grpc/fabric.js';
 import { type PeerAddresses, grpcPeers } from './grpc/peers.js';
+import { cachedPeers } from './grpc/cached-peers.js';
 import { circuitHandlers } from './http/circuits.js';
 import type { PublicKeyEntity } from './rdm/model.js';
 import { RdmPublisher } from './rdm/publisher.js';
@@ -56,7 +57,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
   const running = await startContext(SERVICE_NAME, deps, async ({ log, problemLog, onStop }) => {
     const pool = createSchemaPool(deps.databaseUrl, SCHEMA, { max: deps.poolSize ?? 10 }, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
     onStop(() => pool.end());
-    const peers = grpcPeers(deps);
+    const peers = cachedPeers(grpcPeers(deps));
     onStop(() => peers.close());
     const presence = new PresenceStore(pool, replica);
     await presence.resetReplica();

@@ -65,6 +65,8 @@ export function chooseTerminator(terminators: readonly TerminatorInfo[], instanc
 /** The live circuits of this replica and their creation (reference §2.d; one router per path). */
 export class Circuits {
   private readonly live = new Map<string, Circuit>();
+  /** Each circuit's row write, so that its removal follows it. */
+  private readonly listed = new Map<string, Promise<void>>();
 
   constructor(private readonly d: CircuitDeps) {}
 
@@ -98,7 +100,9 @@ export class Circuits {
     const c = this.live.get(circuitId);
     if (!c) return false;
     this.live.delete(circuitId);
-    void this.d.store.remove(circuitId).catch((err) => this.d.problem(`fabric: circuit ${circuitId} not removed from the list`, err));
+    const added = this.listed.get(circuitId) ?? Promise.resolve();
+    this.listed.delete(circuitId);
+    void added.then(() => this.d.store.remove(circuitId)).catch((err) => this.d.problem(`fabric: circuit ${circuitId} not removed from the list`, err));
     for (const r of c.path) this.d.channelOf(r)?.send(CT.Unroute, Unroute.encode({ circuitId, now: true }).finish());
     this.d.events.deleted(c);
     return true;
@@ -188,7 +192,7 @@ export class Circuits {
       creationTimespanNs: spent(),
     };
     this.live.set(circuitId, c);
-    await this.d.store.add(c).catch((err) => this.d.problem(`fabric: circuit ${circuitId} not listed`, err));
+    this.listed.set(circuitId, this.d.store.add(c).catch((err) => this.d.problem(`fabric: circuit ${circuitId} not listed`, err)));
     ch.reply(m, CT.CreateCircuitV2Response, undefined, new Map([
       [H.CircuitIdResp, encodeString(circuitId)],
       [H.AddressResp, encodeString(ingressId)],
