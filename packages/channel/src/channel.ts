@@ -92,6 +92,9 @@ export class Channel {
     this.decoder = new FrameDecoder(options.limits);
     this.drainTimeoutMs = options.drainTimeoutMs ?? 30_000;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 64 * 1024 * 1024;
+    // A request/reply protocol: no Nagle delay on a small frame waiting for the peer's ACK (as Go's
+    // sockets, which set TCP_NODELAY; a TLS socket passes it to its TCP socket).
+    (socket as Duplex & { setNoDelay?: (on: boolean) => unknown }).setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('end', () => this.close('peer closed'));
     socket.on('close', () => this.close('socket closed'));
