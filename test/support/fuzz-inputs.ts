@@ -186,7 +186,9 @@ export class InputBuilder {
     if (fields[0]) put('body:deep', fields[0].path, new Raw(deepArray()), '5000-deep arrays as the value', false);
 
     for (const f of fields) {
-      for (const t of JSON_TYPES) if (!f.types.has(t)) put('body:wrong-type', f.path, wrongValue(t, f.types), `${t} instead of ${[...f.types].join('|')}`, true);
+      // An optional list sent as null reads as an empty list, as OpenZiti's Go models read it (its CLI sends `"configs": null`).
+      const nullList = (t: string) => t === 'null' && f.optional === true && f.types.has('array');
+      for (const t of JSON_TYPES) if (!f.types.has(t)) put('body:wrong-type', f.path, wrongValue(t, f.types), `${t} instead of ${[...f.types].join('|')}`, !nullList(t));
       if (f.mapKey) {
         const parent = f.path.slice(0, -1);
         put('body:nul', [...parent, 'k\u0000ey'], exampleOf(f.types), 'NUL in a map key', false);

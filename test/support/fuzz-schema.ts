@@ -18,6 +18,8 @@ export interface Field {
   types: ReadonlySet<JsonType>;
   /** A key of a free-form map (`tags`, `appData`, `data`): any name is allowed there. */
   mapKey?: boolean;
+  /** A property its object does not require. */
+  optional?: boolean;
 }
 
 /** A value written into the JSON text as is. */
@@ -61,8 +63,9 @@ export function fieldsOf(root: Schema, maxDepth = 4): Field[] {
     if (depth > maxDepth) return;
     const n = nonNull(s);
     if (n.type === 'object') {
+      const required = new Set((n.required ?? []) as string[]);
       for (const [k, v] of Object.entries((n.properties ?? {}) as Record<string, Schema>)) {
-        out.push({ path: [...path, k], schema: v, types: jsonTypes(v) });
+        out.push({ path: [...path, k], schema: v, types: jsonTypes(v), optional: !required.has(k) });
         walk(v, [...path, k], depth + 1);
       }
       if (isMap(n)) {
