@@ -53,6 +53,27 @@ describe('router data model', () => {
     expect(cs!.index).toBeGreaterThan(endIndex);
     expect(events(double).filter((e) => e.service?.id === later).length).toBeGreaterThan(0);
   });
+
+  it('answers a subscription sent right after the hello (as a real router sends it), then sends it the changes', async () => {
+    const eager = await connectRouter(ctl(), await enrolledRouter(mgmt, `er-dc-eager-${Date.now()}`), { subscribe: false });
+    await eager.subscribe({ currentIndex: 0 });
+    expect(await poll(() => eager.rdm.dataStates.length > 0)).toBe(true);
+    const later = await net.service([`${tag}-eager`]);
+    expect(await poll(() => eager.rdm.changeSets.some((c) => c.changes.some((e) => e.service?.id === later)))).toBe(true);
+    await eager.close();
+  });
+
+  it('an identity created afterwards, and the policy that selects it, arrive in change sets', async () => {
+    const other = await net.identity([`${tag}-users`, `${tag}-late`]);
+    const policy = await net.servicePolicy('Dial', [`#${tag}-late`], [`@${serviceId}`]);
+    const found = await poll(() => {
+      const all = double.rdm.changeSets.flatMap((c) => c.changes);
+      const identity = all.some((e) => e.identity?.id === other.id);
+      const link = all.some((e) => e.servicePolicyChange?.policyId === policy && e.servicePolicyChange.add && e.servicePolicyChange.relatedEntityIds.includes(other.id));
+      return identity && link;
+    });
+    expect(found).toBe(true);
+  });
 });
 
 describe('legacy API sessions, terminators and circuits', () => {

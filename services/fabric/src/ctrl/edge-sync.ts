@@ -85,11 +85,11 @@ export interface EdgeSyncDeps {
 }
 
 /**
- * An edge router's synchronisation (OpenZiti `sync_instant.go`): ServerHello, the router's
- * ClientHello (hostname, edge listeners), the legacy API sessions and the public keys, then
- * SYNC_DONE; its data-model subscriptions and API-session heartbeats from then on.
+ * An edge router's handlers (registered at once, before anything is awaited: a router sends its
+ * data-model subscription right after the hello, and a message without a handler is dropped):
+ * its data-model subscriptions, API-session heartbeats and resync requests.
  */
-export async function syncEdgeRouter(ch: RouterChannel, routerId: string, deps: EdgeSyncDeps): Promise<boolean> {
+export function edgeSyncHandlers(ch: RouterChannel, routerId: string, deps: EdgeSyncDeps): void {
   const sink = rdmSink(ch);
   ch.handle(CT.SubscribeToDataModel, (m: Message) => {
     const req = SubscribeToDataModelRequest.decode(m.body);
@@ -110,8 +110,15 @@ export async function syncEdgeRouter(ch: RouterChannel, routerId: string, deps: 
     legacyPush.fullState(ch, deps.legacySessions());
     sink.changeSet(deps.rdm.keysChangeSet(), undefined);
   });
-  ch.onClose(() => deps.rdm.unsubscribe(routerId));
+  ch.onClose(() => deps.rdm.unsubscribe(routerId, sink));
+}
 
+/**
+ * An edge router's synchronisation (OpenZiti `sync_instant.go`): ServerHello, the router's
+ * ClientHello (hostname, edge listeners), the legacy API sessions and the public keys, then
+ * SYNC_DONE.
+ */
+export async function syncEdgeRouter(ch: RouterChannel, routerId: string, deps: EdgeSyncDeps): Promise<boolean> {
   await deps.status({ syncStatus: SYNC.HELLO });
   const body = ServerHello.encode({ version: deps.controllerVersion, data: { instant: 'true', routerModel: 'true' }, byteData: {} }).finish();
   let reply: Message;
@@ -130,7 +137,7 @@ export async function syncEdgeRouter(ch: RouterChannel, routerId: string, deps: 
   await deps.status({ syncStatus: SYNC.IN_PROGRESS, hostname: hello.hostname.slice(0, 255), supportedProtocols: supportedProtocolsOf(hello) });
   const sessions = deps.legacySessions();
   if (sessions.length > 0) legacyPush.fullState(ch, sessions);
-  sink.changeSet(deps.rdm.keysChangeSet(), undefined);
+  rdmSink(ch).changeSet(deps.rdm.keysChangeSet(), undefined);
   await deps.status({ syncStatus: SYNC.DONE });
   return true;
 }

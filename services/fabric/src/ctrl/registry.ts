@@ -7,7 +7,7 @@ import type { PresenceStore, VersionInfo } from '../store/presence.js';
 import type { Peers } from '../grpc/peers.js';
 import type { RdmPublisher } from '../rdm/publisher.js';
 import type { Circuits } from './circuits.js';
-import { syncEdgeRouter } from './edge-sync.js';
+import { type EdgeSyncDeps, edgeSyncHandlers, syncEdgeRouter } from './edge-sync.js';
 import { CT, H, SYNC } from './ids.js';
 import type { LegacySessions } from './legacy-sessions.js';
 import type { RouterChannel } from './port.js';
@@ -78,6 +78,21 @@ export class RouterRegistry {
     this.held.set(router.id, held);
     const isEdge = router.kind === 'edge';
     const versionInfo = hello.version ?? { version: 'unknown', revision: '', buildDate: '', os: '', arch: '' };
+    const sync: EdgeSyncDeps = {
+      controllerVersion: this.d.controllerVersion,
+      rdm: this.d.rdm,
+      legacySessions: () => this.d.legacy.all(),
+      status: (fields) => this.d.presence.update(router.id, connectionId, fields),
+      touch: async (tokens) => {
+        const r = await this.d.peers.touchApiSessions(tokens);
+        await this.d.presence.identitiesSeen(router.id, r.identityIds);
+        return r;
+      },
+      problem: this.d.problem,
+    };
+    // Every handler before the first await: the router sends right after the hello, and a
+    // message of a type without a handler is dropped.
+    this.handle(router, channel, held, isEdge, sync);
     await this.d.presence.connected({
       routerId: router.id,
       connectionId,
@@ -89,12 +104,15 @@ export class RouterRegistry {
     });
     this.d.log(`fabric: router ${router.id} (${router.name}) connected from ${channel.remoteAddress}, version ${versionInfo.version}`);
     this.publish('router.connected', { routerId: router.id, routerName: router.name, at: new Date().toISOString(), versionInfo, remoteAddress: channel.remoteAddress });
+    if (isEdge) await syncEdgeRouter(channel, router.id, sync);
+  }
 
+  private handle(router: RouterInfo, channel: RouterChannel, held: Held, isEdge: boolean, sync: EdgeSyncDeps): void {
     channel.onClose((reason) => {
       if (this.held.get(router.id) === held) this.held.delete(router.id);
       this.d.log(`fabric: router ${router.id} disconnected: ${reason}`);
       this.publish('router.disconnected', { routerId: router.id, routerName: router.name, at: new Date().toISOString(), reason });
-      void this.d.presence.disconnected(router.id, connectionId).catch((err) => this.d.problem(`fabric: presence of router ${router.id} not updated`, err));
+      void this.d.presence.disconnected(router.id, held.connectionId).catch((err) => this.d.problem(`fabric: presence of router ${router.id} not updated`, err));
       // A router re-creates its terminators after it reconnects (OpenZiti `HandleReconnect`): the old ones go.
       if (isEdge && !this.held.has(router.id)) {
         void this.d.peers.removeTerminators({ routerId: router.id, terminatorIds: [], allEdge: true }).catch((err) => this.d.problem(`fabric: terminators of router ${router.id} not removed`, err));
@@ -104,7 +122,6 @@ export class RouterRegistry {
     // Reports this controller does not act on yet (metrics, alerts, link state): accepted and dropped.
     for (const t of [CT.Metrics, CT.Alerts, CT.LinkState, CT.RouterLinks, CT.HealthEvent, CT.ValidateSessions]) channel.handle(t, () => undefined);
     if (!isEdge) return;
-
     channel.handle(CT.ConnectEvents, async (m) => {
       const ev = edgeCtrlPb.ConnectEvents.decode(m.body);
       const ids = ev.events.filter((e) => e.isConnected).map((e) => e.identityId).filter((id) => id.length > 0 && id.length <= 256).slice(0, 100_000);
@@ -112,18 +129,7 @@ export class RouterRegistry {
     });
     handleTerminators(channel, router.id, this.d.peers, this.d.sessions, this.d.problem);
     this.d.circuits().attach(channel, router.id);
-    await syncEdgeRouter(channel, router.id, {
-      controllerVersion: this.d.controllerVersion,
-      rdm: this.d.rdm,
-      legacySessions: () => this.d.legacy.all(),
-      status: (fields) => this.d.presence.update(router.id, connectionId, fields),
-      touch: async (tokens) => {
-        const r = await this.d.peers.touchApiSessions(tokens);
-        await this.d.presence.identitiesSeen(router.id, r.identityIds);
-        return r;
-      },
-      problem: this.d.problem,
-    });
+    edgeSyncHandlers(channel, router.id, sync);
   }
 
   private publish(type: string, data: Record<string, unknown>): void {

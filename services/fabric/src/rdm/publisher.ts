@@ -109,8 +109,9 @@ export class RdmPublisher {
     sink.fullState(orderedEntities(this.model), this.index, this.timelineId, req.subscriptionId);
   }
 
-  unsubscribe(routerId: string): void {
-    this.subs.delete(routerId);
+  /** The channel `sink` belongs to closed: its subscription goes (not a newer channel's). */
+  unsubscribe(routerId: string, sink?: RdmSink): void {
+    if (sink === undefined || this.subs.get(routerId)?.sink === sink) this.subs.delete(routerId);
   }
 
   /**
