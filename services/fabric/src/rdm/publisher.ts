@@ -60,6 +60,8 @@ export class RdmPublisher {
   private wantFull = false;
   private named = new Map<EntityKind, Set<string>>();
   private loaded = false;
+  /** A change was signalled while the model was loading: read it all again once loaded. */
+  private changedWhileLoading = false;
 
   constructor(
     private readonly sources: RdmSources,
@@ -74,6 +76,9 @@ export class RdmPublisher {
     this.index = pos.index;
     this.model = buildModel(await this.sources.policyModel(), await this.sources.publicKeys());
     this.loaded = true;
+    // Routers that subscribed while the model was loading get their full state now.
+    for (const sub of this.subs.values()) sub.sink.fullState(orderedEntities(this.model), this.index, this.timelineId, sub.id);
+    if (this.changedWhileLoading) void this.refresh();
   }
 
   get position(): { timelineId: string; index: number } {
@@ -99,6 +104,8 @@ export class RdmPublisher {
   subscribe(routerId: string, sink: RdmSink, req: SubscribeRequest): void {
     const seconds = Math.min(MAX_SUBSCRIPTION_S, Math.max(MIN_SUBSCRIPTION_S, req.durationSeconds || MIN_SUBSCRIPTION_S));
     this.subs.set(routerId, { sink, id: req.subscriptionId, expiresAt: Date.now() + seconds * 1000 });
+    // Not loaded yet: the full state follows the load (`start`).
+    if (!this.loaded) return;
     const first = this.log[0];
     const replayable =
       req.timelineId === this.timelineId && req.currentIndex <= this.index && (req.currentIndex === this.index || (first !== undefined && first.previousIndex <= req.currentIndex));
@@ -119,6 +126,7 @@ export class RdmPublisher {
    * with a refresh already running). An unknown kind makes the next refresh whole.
    */
   changed(changes: readonly { kind: string; id: string }[]): Promise<void> {
+    if (!this.loaded) return this.whileLoading();
     for (const c of changes) {
       const k = CHANGE_KINDS[c.kind as ChangeKind];
       if (!k) this.wantFull = true;
@@ -133,8 +141,15 @@ export class RdmPublisher {
 
   /** Reads the whole model again (the periodic convergence, key rotation). */
   refresh(): Promise<void> {
+    if (!this.loaded) return this.whileLoading();
     this.wantFull = true;
     return this.kick();
+  }
+
+  /** Before the first load nothing is diffed (the load reads everything); a change then asks for one more read. */
+  private whileLoading(): Promise<void> {
+    this.changedWhileLoading = true;
+    return Promise.resolve();
   }
 
   private kick(): Promise<void> {
