@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { createSchemaPool, schemaMaintenance } from '@ziti/db-kit';
 import { createServiceApp } from '@ziti/http-kit';
 import { newChangeEvent } from '@ziti/messaging';
-import { type ContextDeps, type RunningContext, maintenanceService, startContext } from '@ziti/service-kit';
+import { type ContextDeps, type RunningContext, integrityService, maintenanceService, startContext } from '@ziti/service-kit';
 import { pemCertificates } from '@ziti/x509';
 import type { CtrlListenConfig } from './config.js';
 import { Circuits } from './ctrl/circuits.js';
@@ -157,7 +157,8 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const ready = async () => (await pool.query('SELECT 1')).rowCount === 1 && rdm.ready;
     return {
       app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: circuitHandlers(circuitStore), ready }),
-      grpc: [fabricService(presence, reg), maintenanceService(schemaMaintenance({ databaseUrl: deps.databaseUrl, schema: SCHEMA, context: SERVICE_NAME, pool, counts: {} }), log)],
+      // IntegrityService like every context (it holds no references the check covers yet: every method answers UNIMPLEMENTED to the gateway).
+      grpc: [fabricService(presence, reg), integrityService({}), maintenanceService(schemaMaintenance({ databaseUrl: deps.databaseUrl, schema: SCHEMA, context: SERVICE_NAME, pool, counts: {} }), log)],
       ready,
     };
   });
