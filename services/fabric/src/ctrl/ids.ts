@@ -66,20 +66,8 @@ export const H = {
   RouteErrorCode: 1104,
 } as const;
 
-/** OpenZiti's edge error codes (sdk-golang `ziti/edge`). */
-export const EdgeErrorCode = {
-  Internal: 1,
-  InvalidApiSession: 2,
-  InvalidSession: 3,
-  WrongSessionType: 4,
-  InvalidEdgeRouterForSession: 5,
-  InvalidService: 6,
-  TunnelingNotEnabled: 7,
-  InvalidTerminator: 8,
-  InvalidPrecedence: 9,
-  InvalidCost: 10,
-  EncryptionDataMissing: 11,
-} as const;
+/** OpenZiti's edge error codes: `@ziti/channel`'s. */
+export { EdgeErrorCode } from '@ziti/channel';
 
 export const SYNC = {
   NEW: 'SYNC_NEW',

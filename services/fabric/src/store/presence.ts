@@ -1,12 +1,7 @@
 import type { Pool } from 'pg';
 
-export interface VersionInfo {
-  version: string;
-  revision: string;
-  buildDate: string;
-  os: string;
-  arch: string;
-}
+export type { VersionInfo } from '@ziti/channel';
+import type { VersionInfo } from '@ziti/channel';
 
 export interface Presence {
   routerId: string;
