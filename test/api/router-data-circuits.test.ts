@@ -75,6 +75,23 @@ describe('router data model', () => {
     });
     expect(found).toBe(true);
   });
+
+  it('a revocation (here of an identity, as POST /revocations writes it) arrives in a change set with its type and cutoff; one that exists at subscription time is in the full state', async () => {
+    const revoked = await net.identity([`${tag}-revoked`]);
+    const before = Date.now();
+    expect((await mgmt.call('POST', '/revocations', { id: revoked.id, type: 'IDENTITY' })).status).toBe(201);
+    const ev = await poll(() => double.rdm.changeSets.flatMap((c) => c.changes).find((e) => e.revocation?.id === revoked.id));
+    expect(ev?.revocation).toMatchObject({ id: revoked.id, type: 'IDENTITY' });
+    expect(ev!.revocation!.issuedBefore!.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expect(ev!.revocation!.ExpiresAt!.getTime()).toBeGreaterThan(Date.now() + 3600_000);
+
+    const late = await connectRouter(ctl(), await enrolledRouter(mgmt, `er-dc-rev-${Date.now()}`));
+    try {
+      expect(await poll(() => late.rdm.dataStates.some((s) => s.events.some((e) => e.revocation?.id === revoked.id && e.revocation.type === 'IDENTITY')))).toBe(true);
+    } finally {
+      await late.close();
+    }
+  });
 });
 
 describe('legacy API sessions, terminators and circuits', () => {

@@ -20,6 +20,7 @@ export const INTERNAL_RPC_CALLERS: Readonly<Record<string, readonly ContextName[
   '/ziti.v1.IdentityAuthService/ListLegacyApiSessions': ['fabric'],
   '/ziti.v1.IdentityAuthService/TouchApiSessions': ['fabric'],
   '/ziti.v1.IdentityAuthService/GetTokenVerificationKeys': ['fabric'],
+  '/ziti.v1.IdentityAuthService/ListRevocations': ['fabric'],
   // pki-enrollment
   '/ziti.v1.PkiEnrollmentService/CreateEnrollment': ['identity-auth'],
   '/ziti.v1.PkiEnrollmentService/ListEnrollments': ['identity-auth'],

@@ -14,10 +14,10 @@ import { EVENT_SOURCE, RouterRegistry } from './ctrl/registry.js';
 import { type CtrlIdentity, ctrlSans, issueCtrlIdentity } from './ctrl/server-identity.js';
 import { SessionValidator } from './ctrl/tokens.js';
 import { fabricService } from './grpc/fabric.js';
-import { type PeerAddresses, grpcPeers } from './grpc/peers.js';
+import { type PeerAddresses, grpcPeers, liveRevocations } from './grpc/peers.js';
 import { cachedPeers } from './grpc/cached-peers.js';
 import { circuitHandlers } from './http/circuits.js';
-import type { PublicKeyEntity } from './rdm/model.js';
+import { type PublicKeyEntity, REVOCATION_CHANGE, type RevocationEntity } from './rdm/model.js';
 import { RdmPublisher } from './rdm/publisher.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { PresenceStore } from './store/presence.js';
@@ -74,7 +74,9 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       for (const k of await peers.getTokenVerificationKeys()) keys.push({ kid: k.kid, data: Buffer.from(k.publicKeyDer), format: 'pkix', usages: ['jwt'] });
       return keys;
     };
-    const rdm = new RdmPublisher({ policyModel: (only) => peers.getRouterDataModel(only), publicKeys }, new RdmStateStore(pool), problemLog);
+    const revocations = async (ids?: readonly string[]): Promise<RevocationEntity[]> =>
+      (await liveRevocations(peers, ids)).map((r) => ({ id: r.id, type: r.type, expiresAtMs: Number(r.expiresAtMs), issuedBeforeMs: Number(r.issuedBeforeMs) }));
+    const rdm = new RdmPublisher({ policyModel: (only) => peers.getRouterDataModel(only), publicKeys, revocations }, new RdmStateStore(pool), problemLog);
 
     let registry: RouterRegistry | undefined;
     const edge = () => registry?.edgeChannels() ?? [];
@@ -125,6 +127,12 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       void (named.length > 0 ? rdm.changed(named) : rdm.refresh());
     });
     onStop(() => changes.stop());
+    // A new revocation (OIDC logout, refresh rotation, identity disabled, POST /revocations) reaches routers as a change.
+    const revoked = await deps.bus.subscribeBroadcast('identity-auth', ['revocation.created'], async (e) => {
+      const id = (e.data as { revocationId?: unknown }).revocationId;
+      if (typeof id === 'string' && id.length > 0) void rdm.changed([{ kind: REVOCATION_CHANGE, id }]);
+    });
+    onStop(() => revoked.stop());
     const timers = [
       setInterval(() => void rdm.refresh().then(() => legacy.reload()).catch((err) => problemLog('fabric: periodic resync failed', err)), RESYNC_MS),
       setInterval(() => rdm.tick(), CURRENT_INDEX_MS),

@@ -5,6 +5,7 @@ import {
   type GetTokenVerificationKeysResponse,
   IdentityAuthServiceClient,
   type ListLegacyApiSessionsResponse,
+  type ListRevocationsResponse,
   type TouchApiSessionsResponse,
 } from '@ziti/proto';
 import { type ContextName, internalChannelCredentials, internalRpc } from '@ziti/service-kit';
@@ -148,7 +149,41 @@ describe('legacy API sessions for routers', () => {
     expect(JSON.stringify(keys)).not.toMatch(/PRIVATE/);
   });
 
-  it('the three calls are for the fabric context only', async () => {
+  it('ListRevocations answers the live revocations (by id, or paged in id order) and each new one raises revocation.created with ids only', async () => {
+    const user = await h.createUser(admin, {}, 'router-pass4');
+    const jti = randomUUID();
+    const expired = randomUUID();
+    const before = Date.now();
+    expect((await h.call('POST', `${M}/revocations`, { principal: admin, body: { id: jti } })).status).toBe(201);
+    expect((await h.call('POST', `${M}/revocations`, { principal: admin, body: { id: user.id, type: 'IDENTITY' } })).status).toBe(201);
+    await h.sql(`INSERT INTO revocations (id, type, expires_at, issued_before) VALUES ($1, 'JTI', now() - interval '1 second', now() - interval '1 hour')`, [expired]);
+    await h.settle();
+    const created = h.events.filter((e) => e.type === 'revocation.created').map((e) => e.data);
+    expect(created).toEqual(expect.arrayContaining([{ revocationId: jti, type: 'JTI' }, { revocationId: user.id, type: 'IDENTITY' }]));
+
+    const byId = await rpc.call<ListRevocationsResponse>('listRevocations', { ids: [jti, user.id, expired, 'no-such'], afterId: '', limit: 0 });
+    expect(byId.nextAfterId).toBe('');
+    expect(byId.revocations.map((r) => r.id).sort()).toEqual([jti, user.id].sort());
+    const identityRevocation = byId.revocations.find((r) => r.id === user.id)!;
+    expect(identityRevocation.type).toBe('IDENTITY');
+    expect(identityRevocation.issuedBeforeMs).toBeGreaterThanOrEqual(before - 1000);
+    expect(identityRevocation.expiresAtMs).toBeGreaterThan(Date.now() + 3600_000);
+
+    // every live one, two a page: the expired row is never listed
+    const seen: string[] = [];
+    let afterId = '';
+    do {
+      const page = await rpc.call<ListRevocationsResponse>('listRevocations', { ids: [], afterId, limit: 2 });
+      expect(page.revocations.length).toBeLessThanOrEqual(2);
+      seen.push(...page.revocations.map((r) => r.id));
+      afterId = page.nextAfterId;
+    } while (afterId);
+    expect(seen).toEqual([...seen].sort());
+    expect(seen).toEqual(expect.arrayContaining([jti, user.id]));
+    expect(seen).not.toContain(expired);
+  });
+
+  it('the four calls are for the fabric context only', async () => {
     for (const caller of ['gateway', 'policy', 'session', 'pki-enrollment', 'posture'] as ContextName[]) {
       const client = new IdentityAuthServiceClient(h.service.grpcAddress, internalChannelCredentials(caller, 'identity-auth'));
       try {
@@ -156,6 +191,7 @@ describe('legacy API sessions for routers', () => {
         expect(await denied((cb) => client.listLegacyApiSessions({ ids: [], afterId: '', limit: 0 }, cb))).toBe(status.PERMISSION_DENIED);
         expect(await denied((cb) => client.touchApiSessions({ tokens: ['x'] }, cb))).toBe(status.PERMISSION_DENIED);
         expect(await denied((cb) => client.getTokenVerificationKeys({}, cb))).toBe(status.PERMISSION_DENIED);
+        expect(await denied((cb) => client.listRevocations({ ids: [], afterId: '', limit: 0 }, cb))).toBe(status.PERMISSION_DENIED);
       } finally {
         client.close();
       }

@@ -269,6 +269,7 @@ export async function startService(deps: IdentityAuthDeps): Promise<RunningServi
       { definition: IdentityAuthServiceService, implementation: identityAuthServer(sessions, identities, authenticators, {
           sessions: new RouterSessions(new SqlLegacySessionStore(db.pool), sessions.timeoutMs),
           keys,
+          revocations,
         }) as unknown as UntypedServiceImplementation },
       integrityService(identityAuthIntegrity(new IdentityIntegrity(new SqlIntegrityRepository(db.prisma, db.pool)), db.pool, () => relay.flush())),
       healthService(SERVICE_NAME, ready),

@@ -7,7 +7,10 @@ import {
   type LegacyApiSession,
   type ListLegacyApiSessionsRequest,
   type ListLegacyApiSessionsResponse,
+  type ListRevocationsRequest,
+  type ListRevocationsResponse,
   type RemoveTerminatorsRequest,
+  type RevocationInfo,
   type RouterDataModel,
   type RouterEnrollment,
   type RouterInfo,
@@ -44,6 +47,7 @@ export interface Peers {
   listLegacyApiSessions(req: Partial<ListLegacyApiSessionsRequest>): Promise<ListLegacyApiSessionsResponse>;
   touchApiSessions(tokens: string[]): Promise<{ unknownTokens: string[]; identityIds: string[] }>;
   getTokenVerificationKeys(): Promise<TokenVerificationKey[]>;
+  listRevocations(req: Partial<ListRevocationsRequest>): Promise<ListRevocationsResponse>;
   issueCtrlCertificate(sans: string[], publicKeyPem: string): Promise<ServerCertificate>;
   getRouterEnrollment(routerId: string): Promise<RouterEnrollment>;
   getSigningCertificate(): Promise<SigningCertificate>;
@@ -61,6 +65,19 @@ export async function allLegacyApiSessions(peers: Pick<Peers, 'listLegacyApiSess
   for (;;) {
     const page = await peers.listLegacyApiSessions({ afterId, limit: 1000 });
     all.push(...page.apiSessions);
+    if (!page.nextAfterId) return all;
+    afterId = page.nextAfterId;
+  }
+}
+
+/** The live revocations `ids` names (at most 1000), or every live one, page by page. */
+export async function liveRevocations(peers: Pick<Peers, 'listRevocations'>, ids?: readonly string[]): Promise<RevocationInfo[]> {
+  if (ids) return ids.length > 0 ? (await peers.listRevocations({ ids: [...ids] })).revocations : [];
+  const all: RevocationInfo[] = [];
+  let afterId = '';
+  for (;;) {
+    const page = await peers.listRevocations({ afterId, limit: 1000 });
+    all.push(...page.revocations);
     if (!page.nextAfterId) return all;
     afterId = page.nextAfterId;
   }
@@ -85,6 +102,7 @@ export function grpcPeers(addresses: PeerAddresses): Peers {
     listLegacyApiSessions: (req) => auth.call((c) => u(c.listLegacyApiSessions), { ids: [], afterId: '', limit: 0, ...req }),
     touchApiSessions: (tokens) => auth.call((c) => u(c.touchApiSessions), { tokens }),
     getTokenVerificationKeys: async () => (await auth.call((c) => u<object, { keys: TokenVerificationKey[] }>(c.getTokenVerificationKeys), {})).keys,
+    listRevocations: (req) => auth.call((c) => u(c.listRevocations), { ids: [], afterId: '', limit: 0, ...req }),
     issueCtrlCertificate: (sans, publicKeyPem) => pki.call((c) => u(c.issueCtrlCertificate), { sans, publicKeyPem }),
     getRouterEnrollment: (routerId) => pki.call((c) => u(c.getRouterEnrollment), { routerId }),
     getSigningCertificate: () => pki.call((c) => u(c.getSigningCertificate), {}),

@@ -68,4 +68,19 @@ describe('router data model', () => {
     expect(changes.map((c) => `${c.action}:${c.entity.kind}:${c.entity.id}`)).toEqual(['delete:policyLink:p1/identity/i2', 'delete:identity:i2']);
     expect(diffModels(before, model, false)).toEqual(changes);
   });
+
+  it('carries revocations: a new one is a create with its type, expiry and cutoff; an expired one (no longer read) is deleted', () => {
+    const empty = { ...base(), configTypes: [], configs: [], services: [], servicePolicies: [], identities: [], postureChecks: [] };
+    const jti = { id: 'j1', type: 'JTI', expiresAtMs: 2_000_000_000_000, issuedBeforeMs: 0 };
+    const ident = { id: 'i1', type: 'IDENTITY', expiresAtMs: 2_000_000_000_000, issuedBeforeMs: 1_900_000_000_000 };
+    const before = buildModel(empty, [], [jti]);
+    // A partial read of the named revocation: i1 is new, j1 expired (not answered).
+    const named = new Map([['revocation' as const, new Set(['i1', 'j1'])]]);
+    const { model, touched } = patchModel(before, named, buildModel(empty, [], [ident]));
+    const changes = diffModels(before, model, false, touched);
+    expect(changes.map((c) => `${c.action}:${c.entity.kind}:${c.entity.id}`)).toEqual(['create:revocation:i1', 'delete:revocation:j1']);
+    const [created, deleted] = eventsOf(changes);
+    expect(created!.revocation).toEqual({ id: 'i1', type: 'IDENTITY', ExpiresAt: new Date(2_000_000_000_000), issuedBefore: new Date(1_900_000_000_000) });
+    expect(deleted!.revocation).toMatchObject({ id: 'j1', type: 'JTI', issuedBefore: undefined });
+  });
 });

@@ -7,10 +7,10 @@ import type { RouterDataModel } from '@ziti/proto';
  * (`policy-link`, id `<policyId>/<kind>/<relatedId>`), because routers learn them as
  * `ServicePolicyChange` add/remove events.
  */
-export type EntityKind = 'configType' | 'config' | 'identity' | 'service' | 'postureCheck' | 'publicKey' | 'servicePolicy' | 'policyLink';
+export type EntityKind = 'configType' | 'config' | 'identity' | 'service' | 'postureCheck' | 'publicKey' | 'revocation' | 'servicePolicy' | 'policyLink';
 
 /** The order of a full state and of the changes of one change set: what others refer to first. */
-export const KIND_ORDER: readonly EntityKind[] = ['configType', 'config', 'identity', 'service', 'postureCheck', 'publicKey', 'servicePolicy', 'policyLink'];
+export const KIND_ORDER: readonly EntityKind[] = ['configType', 'config', 'identity', 'service', 'postureCheck', 'publicKey', 'revocation', 'servicePolicy', 'policyLink'];
 
 export interface PolicyLink {
   policyId: string;
@@ -24,6 +24,16 @@ export interface PublicKeyEntity {
   /** 'x509' (a certificate, DER) or 'pkix' (SubjectPublicKeyInfo DER). */
   format: 'x509' | 'pkix';
   usages: ('jwt' | 'clientCert')[];
+}
+
+/** A revocation of OIDC tokens (identity-auth's), as routers check bearer tokens against it. */
+export interface RevocationEntity {
+  id: string;
+  /** 'JTI', 'API_SESSION' or 'IDENTITY'. */
+  type: string;
+  expiresAtMs: number;
+  /** 0 when unset. */
+  issuedBeforeMs: number;
 }
 
 export interface ModelEntity {
@@ -60,8 +70,8 @@ function put(model: Model, kind: EntityKind, id: string, value: unknown): void {
   model.set(keyOf(kind, id), { kind, id, value, text: canonical(value) });
 }
 
-/** The whole model from policy's part and the public keys. */
-export function buildModel(policy: RouterDataModel, keys: readonly PublicKeyEntity[]): Model {
+/** The whole model from policy's part, the public keys and the live revocations. */
+export function buildModel(policy: RouterDataModel, keys: readonly PublicKeyEntity[], revocations: readonly RevocationEntity[] = []): Model {
   const model: Model = new Map();
   for (const t of policy.configTypes) put(model, 'configType', t.id, { id: t.id, name: t.name });
   for (const c of policy.configs) put(model, 'config', c.id, { id: c.id, typeId: c.typeId, name: c.name, dataJson: c.dataJson });
@@ -90,6 +100,7 @@ export function buildModel(policy: RouterDataModel, keys: readonly PublicKeyEnti
     put(model, 'postureCheck', p.id, { id: p.id, name: p.name, typeId: p.typeId, detail });
   }
   for (const k of keys) put(model, 'publicKey', k.kid, k);
+  for (const r of revocations) put(model, 'revocation', r.id, { id: r.id, type: r.type, expiresAtMs: r.expiresAtMs, issuedBeforeMs: r.issuedBeforeMs } satisfies RevocationEntity);
   for (const p of policy.servicePolicies) {
     put(model, 'servicePolicy', p.id, { id: p.id, name: p.name, policyType: p.policyType });
     const link = (related: PolicyLink['related'], ids: readonly string[]) => {
@@ -146,6 +157,9 @@ export const CHANGE_KINDS = {
 } as const satisfies Record<string, { kind: EntityKind; field: string }>;
 
 export type ChangeKind = keyof typeof CHANGE_KINDS;
+
+/** identity-auth's `revocation.created`, as a change names it (read with `ListRevocations`, not from policy). */
+export const REVOCATION_CHANGE = 'revocation';
 
 /**
  * `base` with the named entities replaced by what a partial read answered (`fresh`; one named but

@@ -1,6 +1,21 @@
 import type { GetRouterDataModelRequest, RouterDataModel } from '@ziti/proto';
 import type { RdmStateStore } from '../store/rdm-state.js';
-import { CHANGE_KINDS, type ChangeKind, type EntityKind, type Model, type ModelChange, type ModelEntity, type PublicKeyEntity, buildModel, diffModels, orderedEntities, patchModel, publicKeysOf } from './model.js';
+import {
+  CHANGE_KINDS,
+  type ChangeKind,
+  type EntityKind,
+  type Model,
+  type ModelChange,
+  type ModelEntity,
+  type PublicKeyEntity,
+  REVOCATION_CHANGE,
+  type RevocationEntity,
+  buildModel,
+  diffModels,
+  orderedEntities,
+  patchModel,
+  publicKeysOf,
+} from './model.js';
 
 /** How the model reaches a router (the wire encoding lives in `wire.ts`). */
 export interface RdmSink {
@@ -36,7 +51,11 @@ export interface RdmSources {
   /** The whole policy model, or (with `only.partial`) the entities it names. */
   policyModel(only?: GetRouterDataModelRequest): Promise<RouterDataModel>;
   publicKeys(): Promise<PublicKeyEntity[]>;
+  /** The live revocations: those of `ids`, or every one. */
+  revocations(ids?: readonly string[]): Promise<RevocationEntity[]>;
 }
+
+const EMPTY_POLICY_MODEL: RouterDataModel = { configTypes: [], configs: [], identities: [], services: [], servicePolicies: [], postureChecks: [] };
 
 /** Change sets kept for routers that resubscribe a little behind (beyond: a full state). */
 const REPLAY_LOG = 1000;
@@ -74,7 +93,7 @@ export class RdmPublisher {
     const pos = await this.state.load();
     this.timelineId = pos.timelineId;
     this.index = pos.index;
-    this.model = buildModel(await this.sources.policyModel(), await this.sources.publicKeys());
+    this.model = await this.readAll();
     this.loaded = true;
     // Routers that subscribed while the model was loading get their full state now.
     for (const sub of this.subs.values()) sub.sink.fullState(orderedEntities(this.model), this.index, this.timelineId, sub.id);
@@ -128,12 +147,12 @@ export class RdmPublisher {
   changed(changes: readonly { kind: string; id: string }[]): Promise<void> {
     if (!this.loaded) return this.whileLoading();
     for (const c of changes) {
-      const k = CHANGE_KINDS[c.kind as ChangeKind];
-      if (!k) this.wantFull = true;
+      const kind = c.kind === REVOCATION_CHANGE ? 'revocation' : CHANGE_KINDS[c.kind as ChangeKind]?.kind;
+      if (!kind) this.wantFull = true;
       else {
-        const set = this.named.get(k.kind) ?? new Set<string>();
+        const set = this.named.get(kind) ?? new Set<string>();
         set.add(c.id);
-        this.named.set(k.kind, set);
+        this.named.set(kind, set);
       }
     }
     return this.kick();
@@ -181,6 +200,11 @@ export class RdmPublisher {
     }
   }
 
+  private async readAll(): Promise<Model> {
+    const [policy, keys, revocations] = await Promise.all([this.sources.policyModel(), this.sources.publicKeys(), this.sources.revocations()]);
+    return buildModel(policy, keys, revocations);
+  }
+
   private async refreshOnce(): Promise<void> {
     const full = this.wantFull;
     const named = this.named;
@@ -191,13 +215,19 @@ export class RdmPublisher {
     let changes: ModelChange[];
     let keyChanges: ModelChange[] = [];
     if (full) {
-      next = buildModel(await this.sources.policyModel(), await this.sources.publicKeys());
+      next = await this.readAll();
       changes = diffModels(this.model, next, false);
       keyChanges = diffModels(new Map([...this.model].filter(([, e]) => e.kind === 'publicKey')), new Map([...next].filter(([, e]) => e.kind === 'publicKey')));
     } else {
       const only: GetRouterDataModelRequest = { partial: true, configTypeIds: [], configIds: [], serviceIds: [], servicePolicyIds: [], identityIds: [], postureCheckIds: [] };
       for (const k of Object.values(CHANGE_KINDS)) only[k.field] = [...(named.get(k.kind) ?? [])];
-      const patched = patchModel(this.model, named, buildModel(await this.sources.policyModel(only), []));
+      const policyNamed = Object.values(CHANGE_KINDS).some((k) => named.has(k.kind));
+      const revocationIds = named.get('revocation');
+      const [policyPart, revocations] = await Promise.all([
+        policyNamed ? this.sources.policyModel(only) : Promise.resolve(EMPTY_POLICY_MODEL),
+        revocationIds ? this.sources.revocations([...revocationIds]) : Promise.resolve([]),
+      ]);
+      const patched = patchModel(this.model, named, buildModel(policyPart, [], revocations));
       next = patched.model;
       changes = diffModels(this.model, next, false, patched.touched);
     }

@@ -1,6 +1,6 @@
 import { edgeCtrlPb } from '@ziti/channel';
 import type { ChangeSet } from './publisher.js';
-import type { ModelChange, ModelEntity, PolicyLink, PublicKeyEntity } from './model.js';
+import type { ModelChange, ModelEntity, PolicyLink, PublicKeyEntity, RevocationEntity } from './model.js';
 
 const ACTION = { create: edgeCtrlPb.DataState_Action.Create, update: edgeCtrlPb.DataState_Action.Update, delete: edgeCtrlPb.DataState_Action.Delete } as const;
 
@@ -86,6 +86,11 @@ export function eventOf(action: ModelChange['action'], e: ModelEntity, synthetic
         format: k.format === 'x509' ? edgeCtrlPb.DataState_PublicKey_Format.X509CertDer : edgeCtrlPb.DataState_PublicKey_Format.PKIXPublicKey,
         usages: k.usages.map((u) => (u === 'jwt' ? edgeCtrlPb.DataState_PublicKey_Usage.JWTValidation : edgeCtrlPb.DataState_PublicKey_Usage.ClientX509CertValidation)),
       };
+      break;
+    }
+    case 'revocation': {
+      const r = e.value as RevocationEntity;
+      ev.revocation = { id: r.id, type: r.type, ExpiresAt: new Date(r.expiresAtMs), issuedBefore: r.issuedBeforeMs > 0 ? new Date(r.issuedBeforeMs) : undefined };
       break;
     }
     case 'servicePolicy':

@@ -57,7 +57,8 @@ export type DomainEvent =
   | { type: 'api-session.updated'; apiSessionId: string; identityId: string; tokens: string[] }
   | { type: 'api-session.deleted'; apiSessionId: string; identityId: string; tokens: string[] }
   | { type: 'auth-policy.created' | 'auth-policy.updated' | 'auth-policy.deleted'; authPolicyId: string; tokens: string[] }
-  | { type: 'controller-settings.updated'; settingId: string; change: 'created' | 'updated' | 'deleted'; oidc: OidcSettings | null };
+  | { type: 'controller-settings.updated'; settingId: string; change: 'created' | 'updated' | 'deleted'; oidc: OidcSettings | null }
+  | { type: 'revocation.created'; revocationId: string; revocationType: string };
 
 /** The shared principal cache of the gateways: entries of these tokens must go (after commit). */
 export interface PrincipalCache {
@@ -309,6 +310,8 @@ export interface RevocationRepository {
   list(req: ListRequest): Promise<Page<Revocation>>;
   /** One statement: a JTI revocation of `jti`, an API_SESSION one of `z_asid`, or an IDENTITY one of `sub` after `iat`. */
   isRevoked(token: RevocableToken): Promise<boolean>;
+  /** Revocations live at `now`: those of `ids`, or else the next `limit` after `afterId`; in id order. */
+  listLive(ids: readonly string[] | undefined, afterId: string, limit: number, now: Date): Promise<Revocation[]>;
   /** Deletes up to `max` revocations that expired before `now`; how many. */
   deleteExpired(now: Date, max: number): Promise<number>;
 }

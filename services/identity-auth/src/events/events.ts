@@ -53,6 +53,9 @@ function identityData(p: IdentityProjection, tokens: readonly string[], deleted:
  *   controller setting (`global` or a controller's override, whose id is the controller's id)
  *   changed; `oidc` is its stored lists (`redirectUris`, `postLogoutUris`, those set), null once
  *   deleted. An OIDC provider recomputes its effective settings from it.
+ * - `revocation.created` `{ revocationId, type }`: a revocation (JTI, API_SESSION, IDENTITY) was
+ *   created or replaced; the router control plane reads it with `ListRevocations` for the routers'
+ *   data model.
  *
  * A login's `api-session.created` is written by the statement that stores the session and
  * published on commit (`PrismaUnitOfWork.createSession`); the login's `authentication` outcome
@@ -82,5 +85,7 @@ export function toChangeEvent(e: DomainEvent): ChangeEvent<Record<string, unknow
       return newChangeEvent(EVENT_SOURCE, e.type, { authPolicyId: e.authPolicyId, tokenHashes: e.tokens.map(tokenHash) });
     case 'controller-settings.updated':
       return newChangeEvent(EVENT_SOURCE, e.type, { settingId: e.settingId, change: e.change, oidc: e.oidc });
+    case 'revocation.created':
+      return newChangeEvent(EVENT_SOURCE, e.type, { revocationId: e.revocationId, type: e.revocationType });
   }
 }

@@ -8,6 +8,7 @@ import { type Identity, isDisabled } from '../domain/model.js';
 import type { RouterSessions } from '../domain/router-sessions.js';
 import { identityDetail } from '../http/views.js';
 import type { KeyRing } from '../oidc/key-ring.js';
+import type { Revocations } from '../oidc/revocations.js';
 
 /** A unary handler from an async function; errors travel with their OpenZiti code (toGrpcError). */
 function unary<Req, Res>(fn: (req: Req) => Promise<Res>): handleUnaryCall<Req, Res> {
@@ -45,13 +46,14 @@ const MAX_BEARER_TOKENS = 3;
  * `ziti.v1.IdentityAuthService`: token resolution for the gateway, identity facts for the other
  * contexts, the authenticators and identities pki-enrollment's enroll flows create, the
  * identities of tunneler-enabled edge routers (policy), and for the router control plane (fabric)
- * the legacy API sessions routers hold, their heartbeats and the OIDC token verification keys.
+ * the legacy API sessions routers hold, their heartbeats, the OIDC token verification keys and the
+ * live revocations.
  */
 export function identityAuthServer(
   sessions: ApiSessionManager,
   identities: IdentityManager,
   authenticators: AuthenticatorManager,
-  fabric: { sessions: RouterSessions; keys: Pick<KeyRing, 'verificationKeys'> },
+  fabric: { sessions: RouterSessions; keys: Pick<KeyRing, 'verificationKeys'>; revocations: Pick<Revocations, 'listLive'> },
 ): IdentityAuthServiceServer {
   return {
     resolveApiSession(call, callback) {
@@ -96,6 +98,13 @@ export function identityAuthServer(
     }),
     touchApiSessions: unary(async (req) => fabric.sessions.touch(req.tokens ?? [])),
     getTokenVerificationKeys: unary(async () => ({ keys: (await fabric.keys.verificationKeys()).map((k) => ({ kid: k.kid, publicKeyDer: k.publicKeyDer })) })),
+    listRevocations: unary(async (req) => {
+      const { revocations, nextAfterId } = await fabric.revocations.listLive(req.ids ?? [], req.afterId ?? '', req.limit ?? 0);
+      return {
+        revocations: revocations.map((r) => ({ id: r.id, type: r.type, expiresAtMs: r.expiresAt.getTime(), issuedBeforeMs: r.issuedBefore?.getTime() ?? 0 })),
+        nextAfterId,
+      };
+    }),
     // The same `identityDetail` as GET /identities, so other contexts' identity lists cannot drift from it.
     renderIdentities: unary(async (req) => {
       const ids = idsOf(req.identityIds, MAX_RENDERED_IDENTITIES);

@@ -1,5 +1,5 @@
 import { ApiError } from '@ziti/errors';
-import { revocationMarkerKey } from '@ziti/http-kit';
+import { isStorableText, revocationMarkerKey } from '@ziti/http-kit';
 import type { Cache } from '@ziti/messaging';
 import type { ListRequest, Page } from '../domain/model.js';
 import type { Revocation, RevocationWriter, Transaction, UnitOfWork } from '../domain/ports.js';
@@ -7,6 +7,9 @@ import { MAX_TOKEN_SECONDS } from './claims.js';
 import type { RevocableToken, RevocationPort, RevocationType } from './ports.js';
 
 export const REVOCATION_TYPES: readonly RevocationType[] = ['JTI', 'IDENTITY', 'API_SESSION'];
+
+/** The most ids one `ListRevocations` call may name, and the largest page. */
+export const MAX_LISTED = 1000;
 
 /** How many expired revocations one prune statement deletes (OpenZiti's `revocationDeleteBatchSize`). */
 export const PRUNE_BATCH = 500;
@@ -43,19 +46,41 @@ export class Revocations implements RevocationPort, RevocationWriter {
 
   async revoke(type: RevocationType, id: string, opts: { expiresAt?: Date; issuedBefore?: Date; tags?: Record<string, unknown> } = {}): Promise<void> {
     const now = this.now();
-    const revocation = await this.uow.repos.revocations.put({
-      id,
-      type,
-      expiresAt: opts.expiresAt ?? new Date(now.getTime() + MAX_TOKEN_SECONDS * 1000),
-      issuedBefore: opts.issuedBefore ?? now,
-      tags: opts.tags ?? {},
-    });
+    const revocation = await this.uow.run((tx) =>
+      this.put(tx, {
+        id,
+        type,
+        expiresAt: opts.expiresAt ?? new Date(now.getTime() + MAX_TOKEN_SECONDS * 1000),
+        issuedBefore: opts.issuedBefore ?? now,
+        tags: opts.tags ?? {},
+      }),
+    );
     await this.mark([revocation]);
   }
 
   revokeIn(tx: Transaction, type: RevocationType, id: string): Promise<Revocation> {
     const now = this.now();
-    return tx.revocations.put({ id, type, expiresAt: new Date(now.getTime() + MAX_TOKEN_SECONDS * 1000), issuedBefore: now, tags: {} });
+    return this.put(tx, { id, type, expiresAt: new Date(now.getTime() + MAX_TOKEN_SECONDS * 1000), issuedBefore: now, tags: {} });
+  }
+
+  /** Writes the revocation and its `revocation.created` (routers learn it from the router control plane). */
+  private async put(tx: Transaction, r: Pick<Revocation, 'id' | 'type' | 'expiresAt' | 'issuedBefore' | 'tags'>): Promise<Revocation> {
+    const revocation = await tx.revocations.put(r);
+    await tx.emit({ type: 'revocation.created', revocationId: revocation.id, revocationType: revocation.type });
+    return revocation;
+  }
+
+  /**
+   * The router control plane's read (`ListRevocations`): the live revocations of `ids` (at most
+   * {@link MAX_LISTED}; more: 400 on `ids`), or else a page after `afterId` (`nextAfterId` empty on the last).
+   */
+  async listLive(ids: readonly string[], afterId: string, limit: number): Promise<{ revocations: Revocation[]; nextAfterId: string }> {
+    const wanted = [...new Set(ids.filter((v) => typeof v === 'string' && v.length > 0 && isStorableText(v)))];
+    if (ids.length > MAX_LISTED) throw ApiError.field('ids', `at most ${MAX_LISTED} ids`, ids.length);
+    if (ids.length > 0) return { revocations: wanted.length ? await this.uow.repos.revocations.listLive(wanted, '', 0, this.now()) : [], nextAfterId: '' };
+    const size = limit > 0 && limit < MAX_LISTED ? limit : MAX_LISTED;
+    const page = await this.uow.repos.revocations.listLive(undefined, isStorableText(afterId) ? afterId : '', size, this.now());
+    return { revocations: page, nextAfterId: page.length === size ? page[page.length - 1]!.id : '' };
   }
 
   async mark(revocations: readonly Revocation[]): Promise<void> {

@@ -66,6 +66,13 @@ export class PrismaRevocationRepository implements RevocationRepository {
     return rows[0]?.revoked === true;
   }
 
+  async listLive(ids: readonly string[] | undefined, afterId: string, limit: number, now: Date): Promise<Revocation[]> {
+    const rows = ids
+      ? await this.db.revocation.findMany({ where: { id: { in: [...ids] }, expiresAt: { gt: now } }, orderBy: { id: 'asc' } })
+      : await this.db.revocation.findMany({ where: { id: { gt: afterId }, expiresAt: { gt: now } }, orderBy: { id: 'asc' }, take: limit });
+    return rows.map(toRevocation);
+  }
+
   async deleteExpired(now: Date, max: number): Promise<number> {
     // A bounded batch, SKIP LOCKED: replicas pruning at once take different rows.
     return this.db.$executeRaw`
