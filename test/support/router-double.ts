@@ -111,6 +111,8 @@ export class RouterDouble {
   readonly routes: ctrlPb.Route[] = [];
   readonly unroutes: ctrlPb.Unroute[] = [];
   readonly peerStateChanges: ctrlPb.PeerStateChanges[] = [];
+  /** Faults the controller sent (a link fault forwarded from the link's other router). */
+  readonly faults: ctrlPb.Fault[] = [];
   routeAnswer: (route: ctrlPb.Route) => RouteAnswer = () => ({ success: true });
   private readonly consumed = new Set<Message>();
   private readonly waiters: (() => void)[] = [];
@@ -154,6 +156,7 @@ export class RouterDouble {
     on(CtrlContentType.Route, (m) => this.answerRoute(m));
     on(CtrlContentType.Unroute, (m) => void this.unroutes.push(ctrlPb.Unroute.decode(m.body)));
     on(CtrlContentType.PeerStateChange, (m) => void this.peerStateChanges.push(ctrlPb.PeerStateChanges.decode(m.body)));
+    on(CtrlContentType.Fault, (m) => void this.faults.push(ctrlPb.Fault.decode(m.body)));
     for (const t of [
       ContentType.Result,
       EdgeContentType.Error,
@@ -286,6 +289,18 @@ export class RouterDouble {
   /** Fault 1004 (e.g. subject IngressFault 0 / EgressFault 1 with the circuit id). */
   async sendFault(subject: ctrlPb.FaultSubject, id: string, iteration = 0): Promise<void> {
     await this.channel.send(newMessage(CtrlContentType.Fault, Buffer.from(ctrlPb.Fault.encode({ subject, id, iteration }).finish())));
+  }
+
+  /** RouterLinks 1035: the links this router dialed (`fullRefresh`: every one it has). */
+  async reportLinks(links: Partial<ctrlPb.RouterLinks_RouterLink>[], fullRefresh = false): Promise<void> {
+    const body = ctrlPb.RouterLinks.encode(ctrlPb.RouterLinks.fromPartial({ links, fullRefresh })).finish();
+    await this.channel.send(newMessage(CtrlContentType.RouterLinks, Buffer.from(body)));
+  }
+
+  /** VerifyRouter 1036 (a link dialed to this router): resolves with the Result. */
+  async verifyRouter(routerId: string, fingerprints: string[], timeoutMs = 10_000): Promise<{ success: boolean; message: string }> {
+    const body = Buffer.from(ctrlPb.VerifyRouter.encode({ routerId, fingerprints }).finish());
+    return this.result(await this.channel.request(newMessage(CtrlContentType.VerifyRouter, body), { timeoutMs }));
   }
 
   /** ApiSessionHeartbeat 20203 for legacy tokens in use. */

@@ -17,6 +17,11 @@ import { fabricService } from './grpc/fabric.js';
 import { type PeerAddresses, grpcPeers, liveRevocations } from './grpc/peers.js';
 import { cachedPeers } from './grpc/cached-peers.js';
 import { circuitHandlers } from './http/circuits.js';
+import { linkHandlers } from './http/links.js';
+import { LinkTable, linkEventData, linkOfEvent } from './ctrl/links.js';
+import { PeerStates } from './ctrl/router-links.js';
+import { ConnectedRouters } from './ctrl/topology.js';
+import { LinkStore } from './store/links.js';
 import { type PublicKeyEntity, REVOCATION_CHANGE, type RevocationEntity } from './rdm/model.js';
 import { RdmPublisher } from './rdm/publisher.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
@@ -30,6 +35,8 @@ export const CONTROLLER_VERSION = 'v2.0.3';
 const RESYNC_MS = 60_000;
 const CURRENT_INDEX_MS = 30_000;
 const RENEW_MS = 6 * 3600_000;
+/** How often every link is read again (converges link events another replica's change missed). */
+const LINK_RELOAD_MS = 30_000;
 
 export interface ServiceDeps extends ContextDeps, PeerAddresses {
   ctrl: CtrlListenConfig;
@@ -104,20 +111,48 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const sessions = new SessionValidator(peers, legacy);
     const publish = (type: string, data: Record<string, unknown>) =>
       void deps.bus.publish(newChangeEvent(EVENT_SOURCE, type, { ...data, at: new Date().toISOString() })).catch((err) => problemLog(`fabric: ${type} not published`, err));
+    const linkStore = new LinkStore(pool);
+    const links = new LinkTable({
+      store: linkStore,
+      replica,
+      publish: (type, l) => publish(`link.${type}`, linkEventData(l)),
+      problem: problemLog,
+    });
+    await links.load();
+    const routers = new ConnectedRouters((id) => registry?.routerOf(id));
+    const peerStates = new PeerStates({ presence, held: () => registry?.channels() ?? [], problem: problemLog });
     const circuits: Circuits = new Circuits({
       peers,
       sessions,
       channelOf: (id) => registry?.channelOf(id),
+      routerOf: (id) => routers.get(id),
+      usableLinks: () => links.usable(),
       encryptionRequired: (serviceId) => rdm.serviceEncryptionRequired(serviceId),
       events: {
         created: (c) => publish('circuit.created', circuitEvent(c)),
         deleted: (c) => publish('circuit.deleted', { ...circuitEvent(c), duration: Date.now() * 1e6 - c.createdAt.getTime() * 1e6 }),
+        updated: (c) => publish('circuit.updated', circuitEvent(c)),
         failed: (f) => publish('circuit.failed', { ...f, path: f.path ? { nodes: f.path, links: [] } : undefined }),
       },
       store: circuitStore,
       problem: problemLog,
     });
-    registry = new RouterRegistry({ presence, peers, bus: deps.bus, rdm, legacy, sessions, circuits: () => circuits, controllerVersion: CONTROLLER_VERSION, log, problem: problemLog });
+    links.onGone((l) => circuits.linkGone(l.id));
+    registry = new RouterRegistry({
+      presence,
+      peers,
+      bus: deps.bus,
+      rdm,
+      legacy,
+      sessions,
+      circuits: () => circuits,
+      links,
+      peerStates: () => peerStates,
+      connectedAnywhere: (id) => routers.has(id),
+      controllerVersion: CONTROLLER_VERSION,
+      log,
+      problem: problemLog,
+    });
     const reg = registry;
     onStop(() => reg.closeAll('controller stopping'));
 
@@ -133,9 +168,33 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       if (typeof id === 'string' && id.length > 0) void rdm.changed([{ kind: REVOCATION_CHANGE, id }]);
     });
     onStop(() => revoked.stop());
+    // Every replica's routers and links: peers learn of each other, paths see every router and link.
+    const topology = await deps.bus.subscribeBroadcast('fabric', ['router.connected', 'router.disconnected', 'link.routerLinkNew', 'link.fault', 'link.duplicate'], async (e) => {
+      const d = e.data as Record<string, unknown>;
+      const routerId = typeof d.routerId === 'string' ? d.routerId : '';
+      const connectionId = typeof d.connectionId === 'string' ? d.connectionId : '';
+      if (e.type === 'router.connected' && routerId) {
+        routers.connected(routerId, connectionId, { cost: Number(d.cost) || 0, noTraversal: d.noTraversal === true });
+        const version = (d.versionInfo as { version?: unknown } | undefined)?.version;
+        peerStates.connected(routerId, typeof version === 'string' ? version : '', Array.isArray(d.linkListeners) ? (d.linkListeners as import('@ziti/channel').ctrlPb.Listener[]) : []);
+      } else if (e.type === 'router.disconnected' && routerId) {
+        routers.disconnected(routerId, connectionId);
+        if (!reg.channelOf(routerId) && !(await presence.heldElsewhere(routerId, connectionId))) peerStates.disconnected(routerId);
+      } else if (e.type.startsWith('link.')) {
+        const l = linkOfEvent(d);
+        if (l) links.applyRemote(e.type.slice('link.'.length), l);
+      }
+    });
+    onStop(() => topology.stop());
+    const deleted = await deps.bus.subscribeBroadcast('policy', ['router.deleted'], async (e) => {
+      const id = (e.data as { routerId?: unknown }).routerId;
+      if (typeof id === 'string' && id) peerStates.disconnected(id, true);
+    });
+    onStop(() => deleted.stop());
     const timers = [
       setInterval(() => void rdm.refresh().then(() => legacy.reload()).catch((err) => problemLog('fabric: periodic resync failed', err)), RESYNC_MS),
       setInterval(() => rdm.tick(), CURRENT_INDEX_MS),
+      setInterval(() => void links.load().catch((err) => problemLog('fabric: links not read again', err)), LINK_RELOAD_MS),
     ];
     const listener = await startCtrlListener(deps.ctrl.host, deps.ctrl.port, {
       peers,
@@ -162,9 +221,19 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     ctrlPort = listener.port;
     log(`${SERVICE_NAME}: router control listener tls:${deps.ctrl.host}:${listener.port}`);
 
+    const routerNames = async (ids: string[]) => {
+      const names = new Map<string, string>();
+      await Promise.all(
+        ids.map(async (id) => {
+          const local = reg.routerOf(id);
+          names.set(id, local?.name ?? (await peers.getRouter(id).then((r) => r.name, () => id)));
+        }),
+      );
+      return names;
+    };
     const ready = async () => (await pool.query('SELECT 1')).rowCount === 1 && rdm.ready;
     return {
-      app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: circuitHandlers(circuitStore), ready }),
+      app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: { ...circuitHandlers(circuitStore), ...linkHandlers(linkStore, routerNames) }, ready }),
       // IntegrityService like every context (it holds no references the check covers yet: every method answers UNIMPLEMENTED to the gateway).
       grpc: [fabricService(presence, reg), integrityService({}), maintenanceService(schemaMaintenance({ databaseUrl: deps.databaseUrl, schema: SCHEMA, context: SERVICE_NAME, pool, counts: {} }), log)],
       ready,
@@ -181,7 +250,8 @@ function circuitEvent(c: import('./ctrl/circuits.js').Circuit) {
     terminatorId: c.terminatorId,
     instanceId: c.instanceId,
     creationTimespanNs: c.creationTimespanNs,
-    path: { nodes: c.path, links: [], ingressId: c.ingressId, egressId: c.egressId },
+    path: { nodes: c.path, links: c.links, ingressId: c.ingressId, egressId: c.egressId },
+    tags: c.tags,
   };
 }
 

@@ -65,7 +65,7 @@ export const FabricTerminatorDetail = Type.Object(
   { $id: 'fabricTerminatorDetail', additionalProperties: false },
 );
 
-/** `linkDetail`: a router-to-router link (none until routers connect). */
+/** `linkDetail`: a router-to-router link, as its dialing router reported it. */
 export const FabricLinkDetail = Type.Object(
   {
     connections: Type.Optional(Type.Array(Type.Object({ dest: Type.Optional(Type.String()), source: Type.Optional(Type.String()), type: Type.Optional(Type.String()) }))),
@@ -84,7 +84,7 @@ export const FabricLinkDetail = Type.Object(
   { $id: 'fabricLinkDetail', additionalProperties: false },
 );
 
-/** `circuitDetail`: a circuit through the fabric (none until routers connect). */
+/** `circuitDetail`: a live circuit through the fabric. */
 export const FabricCircuitDetail = Type.Object(
   {
     ...fabricBase,

@@ -27,11 +27,11 @@ const list = (operationId: string, path: string, tag: string, access: Access, sc
  * The fabric API (`/fabric/v1`, openziti/ziti `controller/specs/swagger.yml`) as far as the admin
  * console reads it: routers and terminators (admin only, `permissions.IsAdmin()` in the
  * controller), links and circuits (`DefaultManagementAccess`: admins, and `admin_readonly` for
- * reads). Circuits are the fabric context's live circuits; links are empty (routers are not linked yet).
+ * reads). Links and circuits are the fabric context's: the links routers report, the live circuits.
  */
 export const FABRIC_ROUTES: readonly RouteDef[] = [
   list('listRouters', '/routers', 'Router', 'admin', F.FabricListRoutersEnvelope),
   list('listTerminators', '/terminators', 'Terminator', 'admin', F.FabricListTerminatorsEnvelope),
-  list('listLinks', '/links', 'Link', 'management', F.FabricListLinksEnvelope),
+  list('listLinks', '/links', 'Link', 'management', F.FabricListLinksEnvelope, 'fabric'),
   list('listCircuits', '/circuits', 'Circuit', 'management', F.FabricListCircuitsEnvelope, 'fabric'),
 ];

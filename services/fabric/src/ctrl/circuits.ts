@@ -4,10 +4,11 @@ import type { TerminatorInfo } from '@ziti/proto';
 import type { Peers } from '../grpc/peers.js';
 import { CT, EdgeErrorCode, H } from './ids.js';
 import type { Message, RouterChannel } from './port.js';
+import { type Path, type PathLink, type PathRouter, SMART_REROUTE_ATTEMPT, routeMessages, shortestPath } from './paths.js';
 import { refusalCode, sendEdgeError } from './terminators.js';
 import { SessionRefusal, type SessionValidator } from './tokens.js';
 
-const { Fault, Route, Unroute, CircuitConfirmation } = ctrlPb;
+const { Route, Unroute, CircuitConfirmation } = ctrlPb;
 
 /** How long the routers of a path have to answer a route (OpenZiti's default 10 s). */
 const ROUTE_TIMEOUT_MS = 10_000;
@@ -23,15 +24,22 @@ export interface Circuit {
   terminatorId: string;
   instanceId: string;
   path: string[];
+  /** The links between the path's routers. */
+  links: string[];
   ingressId: string;
   egressId: string;
   createdAt: Date;
   creationTimespanNs: number;
+  /** Where the egress router delivers (kept for reroutes). */
+  target: { binding: string; address: string; hostId: string };
+  tags: Record<string, string>;
 }
 
 export interface CircuitEvents {
   created(c: Circuit): void;
   deleted(c: Circuit): void;
+  /** A circuit took a new path (a link under it went). */
+  updated(c: Circuit): void;
   failed(f: { circuitId: string; clientId: string; serviceId: string; instanceId: string; creationTimespanNs: number; failureCause: string; path?: string[] }): void;
 }
 
@@ -39,8 +47,12 @@ export interface CircuitEvents {
 export interface CircuitDeps {
   peers: Peers;
   sessions: SessionValidator;
-  /** The channel of a connected router, if any. */
+  /** The channel of a router this replica holds, if any. */
   channelOf(routerId: string): RouterChannel | undefined;
+  /** A router connected to the control plane (any replica), as paths weigh it. */
+  routerOf(routerId: string): PathRouter | undefined;
+  /** The links paths may cross. */
+  usableLinks(): PathLink[];
   /** Whether the service requires end-to-end encryption (the data model's service). */
   encryptionRequired(serviceId: string): boolean;
   events: CircuitEvents;
@@ -51,16 +63,34 @@ export interface CircuitDeps {
 
 const RANK: Record<string, number> = { required: 0, default: 1, failed: 2 };
 
-/** OpenZiti's terminator choice: the best precedence, then the lowest cost; ties at random. */
-export function chooseTerminator(terminators: readonly TerminatorInfo[], instanceId: string, connected: (routerId: string) => boolean): TerminatorInfo | undefined {
-  const usable = terminators.filter((t) => connected(t.routerId) && (!instanceId || t.instanceId === instanceId));
+/**
+ * OpenZiti's terminator choice: of the terminators whose router a path reaches, the best
+ * precedence, then the lowest cost (the terminator's plus its path's); ties at random.
+ */
+export function chooseTerminator(
+  terminators: readonly TerminatorInfo[],
+  instanceId: string,
+  pathTo: (routerId: string) => Path | undefined,
+): { terminator: TerminatorInfo; path: Path } | undefined {
+  const paths = new Map<string, Path | undefined>();
+  const usable: { terminator: TerminatorInfo; path: Path }[] = [];
+  for (const t of terminators) {
+    if (instanceId && t.instanceId !== instanceId) continue;
+    if (!paths.has(t.routerId)) paths.set(t.routerId, pathTo(t.routerId));
+    const path = paths.get(t.routerId);
+    if (path) usable.push({ terminator: t, path });
+  }
   if (usable.length === 0) return undefined;
-  const best = Math.min(...usable.map((t) => RANK[t.precedence] ?? 1));
-  const atBest = usable.filter((t) => (RANK[t.precedence] ?? 1) === best);
-  const cheapest = Math.min(...atBest.map((t) => t.cost));
-  const pick = atBest.filter((t) => t.cost === cheapest);
+  const rank = (t: TerminatorInfo) => RANK[t.precedence] ?? 1;
+  const best = Math.min(...usable.map((u) => rank(u.terminator)));
+  const atBest = usable.filter((u) => rank(u.terminator) === best);
+  const cost = (u: { terminator: TerminatorInfo; path: Path }) => u.terminator.cost + u.path.cost;
+  const cheapest = Math.min(...atBest.map(cost));
+  const pick = atBest.filter((u) => cost(u) === cheapest);
   return pick[Math.floor(Math.random() * pick.length)];
 }
+
+type RouteOutcome = { ok: true; results: Message[] } | { ok: false; error: string; code: number | undefined; succeeded: string[] };
 
 /** The live circuits of this replica and their creation (reference §2.d; one router per path). */
 export class Circuits {
@@ -78,14 +108,19 @@ export class Circuits {
     return this.live.get(id);
   }
 
-  /** The handlers of one router's channel: create requests, faults, confirmations. */
+  /** An ingress (0) or egress (1) fault ends the circuits it names. */
+  faulted(f: ctrlPb.Fault): void {
+    if (f.subject === ctrlPb.FaultSubject.IngressFault || f.subject === ctrlPb.FaultSubject.EgressFault) for (const id of f.id.split(' ').slice(0, 10_000)) this.remove(id);
+  }
+
+  /** A link went: each circuit crossing it takes a new path between its ends, or ends (OpenZiti `rerouteLink`). */
+  linkGone(linkId: string): void {
+    for (const c of [...this.live.values()]) if (c.links.includes(linkId)) void this.reroute(c);
+  }
+
+  /** The handlers of one router's channel: create requests and confirmations (faults come through `faulted`). */
   attach(ch: RouterChannel, routerId: string): void {
     ch.handle(CT.CreateCircuitV2Request, (m) => this.create(ch, routerId, m));
-    ch.handle(CT.Fault, (m) => {
-      const f = Fault.decode(m.body);
-      // Ingress (0) and egress (1) faults end the circuit; link and forward faults concern links (several routers).
-      if (f.subject === 0 || f.subject === 1) for (const id of f.id.split(' ')) this.remove(id);
-    });
     ch.handle(CT.CircuitConfirmation, (m) => {
       const c = CircuitConfirmation.decode(m.body);
       for (const id of c.circuitIds.slice(0, 100_000)) if (!this.live.has(id)) ch.send(CT.Unroute, Unroute.encode({ circuitId: id, now: true }).finish());
@@ -135,44 +170,34 @@ export class Circuits {
       sendEdgeError(ch, m, message, code, circuitId);
     };
     if (this.d.encryptionRequired(session.serviceId) && !peerData.has(PUBLIC_KEY)) return fail('encryption required on service, initiator did not send public header', EdgeErrorCode.EncryptionDataMissing);
-    let terminator: TerminatorInfo | undefined;
+    let terminators: TerminatorInfo[];
     try {
-      terminator = chooseTerminator(await this.d.peers.listServiceTerminators(session.serviceId), instanceId, (r) => this.d.channelOf(r) !== undefined);
+      terminators = await this.d.peers.listServiceTerminators(session.serviceId);
     } catch (err) {
       this.d.problem(`fabric: terminators of service ${session.serviceId} not read`, err);
       return fail('internal error', EdgeErrorCode.Internal);
     }
-    if (!terminator) return fail(`service ${session.serviceId} has no terminators`, EdgeErrorCode.Internal);
-    if (terminator.routerId !== routerId) return fail(`no path from router ${routerId} to the terminator's router ${terminator.routerId}`, EdgeErrorCode.Internal);
+    if (terminators.length === 0) return fail(`service ${session.serviceId} has no terminators`, EdgeErrorCode.Internal);
+    const links = this.d.usableLinks();
+    const chosen = chooseTerminator(terminators, instanceId, (to) => shortestPath(routerId, to, links, (id) => this.d.routerOf(id)));
+    if (!chosen) {
+      const online = terminators.some((t) => this.d.routerOf(t.routerId) && (!instanceId || t.instanceId === instanceId));
+      return fail(online ? `can't route from ${routerId} to the routers of service ${session.serviceId}'s terminators` : `service ${session.serviceId} has no online terminators`, EdgeErrorCode.Internal);
+    }
+    const { terminator, path } = chosen;
 
     const ingressId = randomUUID();
     const egressId = randomUUID();
-    const route = Route.encode({
-      circuitId,
-      attempt: 0,
-      egress: { binding: terminator.binding || 'edge', address: egressId, destination: terminator.address, peerData: Object.fromEntries(peerData) },
-      forwards: [
-        { srcAddress: ingressId, dstAddress: egressId, dstType: 1 },
-        { srcAddress: egressId, dstAddress: ingressId, dstType: 0 },
-      ],
-      context: undefined,
-      timeout: ROUTE_TIMEOUT_MS * 1_000_000,
-      tags: { serviceId: session.serviceId, clientId: session.identityId, hostId: terminator.hostId },
-    }).finish();
-    let result: Message;
-    try {
-      result = await ch.request(CT.Route, route, undefined, ROUTE_TIMEOUT_MS);
-    } catch {
-      ch.send(CT.Unroute, Unroute.encode({ circuitId, now: true }).finish());
-      return fail('timeout waiting for the route result', EdgeErrorCode.Internal);
-    }
-    if (!result.headers.has(H.RouteSuccess)) {
-      const code = getUint32(result.headers, H.RouteErrorCode) ?? result.headers.get(H.RouteErrorCode)?.[0];
+    const tags = { serviceId: session.serviceId, clientId: session.identityId, hostId: terminator.hostId };
+    const target = { binding: terminator.binding || 'edge', address: terminator.address, hostId: terminator.hostId };
+    const outcome = await this.route(circuitId, path, { ingressId, egressId, attempt: 0, tags }, { ...target, peerData: Object.fromEntries(peerData) });
+    if (!outcome.ok) {
       // Invalid terminator (1): the terminator is gone; policy forgets it.
-      if (code === 1) await this.d.peers.removeTerminators({ routerId, terminatorIds: [terminator.id], allEdge: false }).catch(() => undefined);
-      ch.send(CT.Unroute, Unroute.encode({ circuitId, now: true }).finish());
-      return fail(getString(result.headers, H.RouteError) || 'route failed', EdgeErrorCode.Internal);
+      if (outcome.code === 1) await this.d.peers.removeTerminators({ routerId: terminator.routerId, terminatorIds: [terminator.id], allEdge: false }).catch(() => undefined);
+      this.unroute(circuitId, path.routers);
+      return fail(outcome.error, EdgeErrorCode.Internal);
     }
+    const result = outcome.results[outcome.results.length - 1]!;
     const out = new Map<number, Buffer>();
     for (const [k, v] of Object.entries(terminator.peerData)) out.set(Number(k), Buffer.from(v, 'base64'));
     // The terminator's peer data the route result carries (e.g. the host's public key, 1003): its
@@ -185,11 +210,14 @@ export class Circuits {
       identityId: session.identityId,
       terminatorId: terminator.id,
       instanceId,
-      path: [routerId],
+      path: path.routers,
+      links: path.links,
       ingressId,
       egressId,
       createdAt: new Date(),
       creationTimespanNs: spent(),
+      target,
+      tags,
     };
     this.live.set(circuitId, c);
     this.listed.set(circuitId, this.d.store.add(c).catch((err) => this.d.problem(`fabric: circuit ${circuitId} not listed`, err)));
@@ -197,8 +225,61 @@ export class Circuits {
       [H.CircuitIdResp, encodeString(circuitId)],
       [H.AddressResp, encodeString(ingressId)],
       [H.PeerData, encodeU32BytesMap(out)],
-      [H.TagsResp, encodeStringMap({ serviceId: session.serviceId, clientId: session.identityId, hostId: terminator.hostId })],
+      [H.TagsResp, encodeStringMap(tags)],
     ]));
     this.d.events.created(c);
+  }
+
+  /**
+   * Sends each router of the path its Route at once and awaits every RouteResult (10 s). The
+   * egress router's result comes last in `results` (its headers carry the terminator's peer data).
+   */
+  private async route(
+    circuitId: string,
+    path: Pick<Path, 'routers' | 'links'>,
+    ids: { ingressId: string; egressId: string; attempt: number; tags: Record<string, string> },
+    target: { binding: string; address: string; peerData: Record<number, Buffer> },
+  ): Promise<RouteOutcome> {
+    const msgs = routeMessages(path, { circuitId, ...ids, timeoutNs: ROUTE_TIMEOUT_MS * 1_000_000 }, { binding: target.binding, destination: target.address, peerData: target.peerData });
+    const channels = msgs.map((m) => this.d.channelOf(m.routerId));
+    const missing = msgs.findIndex((_, i) => !channels[i]);
+    if (missing >= 0) return { ok: false, error: `router ${msgs[missing]!.routerId} of the path is not connected to this controller`, code: undefined, succeeded: [] };
+    const answers = await Promise.all(
+      msgs.map(async (m, i) => {
+        try {
+          return { routerId: m.routerId, result: await channels[i]!.request(CT.Route, Route.encode(m.route).finish(), undefined, ROUTE_TIMEOUT_MS) };
+        } catch {
+          return { routerId: m.routerId, result: undefined };
+        }
+      }),
+    );
+    const succeeded = answers.filter((a) => a.result?.headers.has(H.RouteSuccess)).map((a) => a.routerId);
+    const failed = answers.find((a) => !a.result?.headers.has(H.RouteSuccess));
+    if (!failed) return { ok: true, results: answers.map((a) => a.result!) };
+    if (!failed.result) return { ok: false, error: 'timeout waiting for the route result', code: undefined, succeeded };
+    const code = getUint32(failed.result.headers, H.RouteErrorCode) ?? failed.result.headers.get(H.RouteErrorCode)?.[0];
+    return { ok: false, error: getString(failed.result.headers, H.RouteError) || 'route failed', code, succeeded };
+  }
+
+  private unroute(circuitId: string, routers: readonly string[]): void {
+    const body = Unroute.encode({ circuitId, now: true }).finish();
+    for (const r of routers) this.d.channelOf(r)?.send(CT.Unroute, body);
+  }
+
+  /** A new path between the circuit's ends, routed with OpenZiti's reroute attempt; or the circuit ends. */
+  private async reroute(c: Circuit): Promise<void> {
+    const from = c.path[0]!;
+    const to = c.path[c.path.length - 1]!;
+    const path = shortestPath(from, to, this.d.usableLinks(), (id) => this.d.routerOf(id));
+    if (!path) return void this.remove(c.id);
+    const outcome = await this.route(c.id, path, { ingressId: c.ingressId, egressId: c.egressId, attempt: SMART_REROUTE_ATTEMPT, tags: c.tags }, { ...c.target, peerData: {} });
+    if (!this.live.has(c.id)) return;
+    if (!outcome.ok) return void this.remove(c.id);
+    const left = c.path.filter((r) => !path.routers.includes(r));
+    c.path = path.routers;
+    c.links = path.links;
+    this.unroute(c.id, left);
+    this.listed.set(c.id, (this.listed.get(c.id) ?? Promise.resolve()).then(() => this.d.store.add(c)).catch((err) => this.d.problem(`fabric: circuit ${c.id} not listed`, err)));
+    this.d.events.updated(c);
   }
 }

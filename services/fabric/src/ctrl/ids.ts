@@ -10,6 +10,7 @@ export const CT = {
   RouterLinks: 1035,
   VerifyRouter: 1036,
   RemoveTerminators: 1038,
+  PeerStateChanges: 1050,
   RouterInterfacesUpdate: 1052,
   LinkState: 1053,
   Alerts: 1054,

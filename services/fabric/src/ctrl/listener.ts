@@ -66,11 +66,15 @@ async function admit(peers: Peers, hello: RouterHello, leaf: X509Certificate): P
   return { router };
 }
 
-/** The listener addresses a router's hello carries (header 1000, `ctrl_pb.Listeners`). */
-function listenerAddresses(hello: RouterHello): string[] {
+/** The link listeners a router's hello carries (header 1000, `ctrl_pb.Listeners`), bounded. */
+function linkListeners(hello: RouterHello): ctrlPb.Listener[] {
   if (!hello.listeners) return [];
   try {
-    return ctrlPb.Listeners.decode(hello.listeners).listeners.map((l) => l.address).filter((a) => a.length > 0 && a.length <= 512).slice(0, 32);
+    const short = (v: string[]) => v.filter((x) => x.length <= 256).slice(0, 16);
+    return ctrlPb.Listeners.decode(hello.listeners)
+      .listeners.filter((l) => l.address.length > 0 && l.address.length <= 512 && l.protocol.length <= 64 && l.localBinding.length <= 256)
+      .slice(0, 32)
+      .map((l) => ({ address: l.address, protocol: l.protocol, costTags: short(l.costTags), groups: short(l.groups), localBinding: l.localBinding }));
   } catch {
     return [];
   }
@@ -123,7 +127,8 @@ export async function startCtrlListener(host: string, port: number, d: CtrlListe
         const { hello, remainder } = await acceptHello(socket, validate);
         if (!admitted) return void socket.destroy();
         const channel = routerChannel(socket, { label: admitted.id, remoteAddress: remote, initialBytes: remainder, log: channelLog(d.log) });
-        await d.registry.attach(admitted, channel, { version: hello.version, listenerAddresses: listenerAddresses(hello) });
+        const listeners = linkListeners(hello);
+        await d.registry.attach(admitted, channel, { version: hello.version, listenerAddresses: listeners.map((l) => l.address), linkListeners: listeners });
       } catch (err) {
         const why = err instanceof HelloError ? err.message : `internal error (${(err as Error).message})`;
         if (!(err instanceof HelloError)) d.problem(`fabric: control connection from ${remote} failed`, err);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { encodeBool, edgeCtrlPb } from '@ziti/channel';
+import { ctrlPb, encodeBool, edgeCtrlPb } from '@ziti/channel';
 import type { EventBus } from '@ziti/messaging';
 import { newChangeEvent } from '@ziti/messaging';
 import type { RouterInfo } from '@ziti/proto';
@@ -10,6 +10,8 @@ import type { Circuits } from './circuits.js';
 import { type EdgeSyncDeps, edgeSyncHandlers, syncEdgeRouter } from './edge-sync.js';
 import { CT, H, SYNC } from './ids.js';
 import type { LegacySessions } from './legacy-sessions.js';
+import type { LinkTable } from './links.js';
+import { type PeerStates, handleRouterLinks } from './router-links.js';
 import type { RouterChannel } from './port.js';
 import { handleTerminators } from './terminators.js';
 import type { SessionValidator } from './tokens.js';
@@ -30,6 +32,10 @@ export interface RegistryDeps {
   legacy: LegacySessions;
   sessions: SessionValidator;
   circuits: () => Circuits;
+  links: LinkTable;
+  peerStates: () => PeerStates;
+  /** Whether a router is connected to the control plane (any replica). */
+  connectedAnywhere(routerId: string): boolean;
   controllerVersion: string;
   log(m: string): void;
   problem(m: string, err?: unknown): void;
@@ -50,8 +56,18 @@ export class RouterRegistry {
     return this.held.get(routerId)?.channel;
   }
 
+  /** The router whose channel this replica holds, if any. */
+  routerOf(routerId: string): RouterInfo | undefined {
+    return this.held.get(routerId)?.router;
+  }
+
   connectedIds(): string[] {
     return [...this.held.keys()];
+  }
+
+  /** The routers this replica holds and their channels. */
+  *channels(): Iterable<[string, RouterChannel]> {
+    for (const [id, h] of this.held) yield [id, h.channel];
   }
 
   /** Every edge router channel whose sync finished. */
@@ -70,7 +86,7 @@ export class RouterRegistry {
     for (const h of this.held.values()) h.channel.close(reason);
   }
 
-  async attach(router: RouterInfo, channel: RouterChannel, hello: { version?: VersionInfo; listenerAddresses: string[] }): Promise<void> {
+  async attach(router: RouterInfo, channel: RouterChannel, hello: { version?: VersionInfo; listenerAddresses: string[]; linkListeners: ctrlPb.Listener[] }): Promise<void> {
     const previous = this.held.get(router.id);
     if (previous) previous.channel.close('replaced by a new connection of the same router');
     const connectionId = randomUUID();
@@ -99,11 +115,25 @@ export class RouterRegistry {
       isEdge,
       versionInfo,
       listenerAddresses: hello.listenerAddresses,
+      linkListeners: hello.linkListeners,
       remoteAddress: channel.remoteAddress,
       syncStatus: isEdge ? SYNC.QUEUED : SYNC.UNKNOWN,
     });
     this.d.log(`fabric: router ${router.id} (${router.name}) connected from ${channel.remoteAddress}, version ${versionInfo.version}`);
-    this.publish('router.connected', { routerId: router.id, routerName: router.name, at: new Date().toISOString(), versionInfo, remoteAddress: channel.remoteAddress });
+    if (this.held.get(router.id) !== held) return;
+    // Its peers first (links), then everyone learns of it (every replica, from the event).
+    await this.d.peerStates().sendAll(router.id, channel).catch((err) => this.d.problem(`fabric: peers not sent to router ${router.id}`, err));
+    this.publish('router.connected', {
+      routerId: router.id,
+      routerName: router.name,
+      at: new Date().toISOString(),
+      versionInfo,
+      remoteAddress: channel.remoteAddress,
+      connectionId,
+      linkListeners: hello.linkListeners,
+      cost: Number(router.cost) || 0,
+      noTraversal: router.noTraversal,
+    });
     if (isEdge) await syncEdgeRouter(channel, router.id, sync);
   }
 
@@ -111,7 +141,9 @@ export class RouterRegistry {
     channel.onClose((reason) => {
       if (this.held.get(router.id) === held) this.held.delete(router.id);
       this.d.log(`fabric: router ${router.id} disconnected: ${reason}`);
-      this.publish('router.disconnected', { routerId: router.id, routerName: router.name, at: new Date().toISOString(), reason });
+      this.publish('router.disconnected', { routerId: router.id, routerName: router.name, at: new Date().toISOString(), reason, connectionId: held.connectionId });
+      // The links it reported go with it (it reports them again when it returns).
+      if (!this.held.has(router.id)) this.d.links.routerGone(router.id);
       void this.d.presence.disconnected(router.id, held.connectionId).catch((err) => this.d.problem(`fabric: presence of router ${router.id} not updated`, err));
       // A router re-creates its terminators after it reconnects (OpenZiti `HandleReconnect`): the old ones go.
       if (isEdge && !this.held.has(router.id)) {
@@ -119,8 +151,26 @@ export class RouterRegistry {
       }
     });
     channel.handle(CT.RouterInterfacesUpdate, (m) => void channel.reply(m, CT.Result, undefined, new Map([[H.ResultSuccess, encodeBool(true)]])));
-    // Reports this controller does not act on yet (metrics, alerts, link state): accepted and dropped.
-    for (const t of [CT.Metrics, CT.Alerts, CT.LinkState, CT.RouterLinks, CT.HealthEvent, CT.ValidateSessions]) channel.handle(t, () => undefined);
+    handleRouterLinks(channel, router.id, { links: this.d.links, peers: this.d.peers, connected: (id) => this.d.connectedAnywhere(id), log: this.d.log, problem: this.d.problem });
+    // Faults: ingress and egress end circuits; a link fault (or duplicate) removes the link, whose
+    // circuits are rerouted, and the link's other router is told.
+    channel.handle(CT.Fault, (m) => {
+      let f: ctrlPb.Fault;
+      try {
+        f = ctrlPb.Fault.decode(m.body);
+      } catch {
+        return this.d.log(`fabric: router ${router.id}: malformed fault dropped`);
+      }
+      if (f.subject === ctrlPb.FaultSubject.LinkFault || f.subject === ctrlPb.FaultSubject.LinkDuplicate) {
+        const gone = this.d.links.faulted(f.id, f.iteration, f.subject === ctrlPb.FaultSubject.LinkDuplicate);
+        const other = gone && (gone.srcRouterId === router.id ? gone.dstRouterId : gone.srcRouterId);
+        if (other) this.channelOf(other)?.send(CT.Fault, ctrlPb.Fault.encode({ ...f, subject: ctrlPb.FaultSubject.LinkFault }).finish());
+      } else this.d.circuits().faulted(f);
+    });
+    // Reports this controller does not act on yet (metrics, alerts): accepted and dropped.
+    for (const t of [CT.Metrics, CT.Alerts, CT.HealthEvent, CT.ValidateSessions]) channel.handle(t, () => undefined);
+    // Every router may be on a circuit's path (confirmations, unroutes when it goes); edge routers also create them.
+    this.d.circuits().attach(channel, router.id);
     if (!isEdge) return;
     channel.handle(CT.ConnectEvents, async (m) => {
       const ev = edgeCtrlPb.ConnectEvents.decode(m.body);
@@ -128,7 +178,6 @@ export class RouterRegistry {
       await this.d.presence.identitiesSeen(router.id, ids).catch((err) => this.d.problem('fabric: identity connections not recorded', err));
     });
     handleTerminators(channel, router.id, this.d.peers, this.d.sessions, this.d.problem);
-    this.d.circuits().attach(channel, router.id);
     edgeSyncHandlers(channel, router.id, sync);
   }
 

@@ -16,7 +16,7 @@ export function circuitDetail(c: Circuit) {
     updatedAt: at,
     tags: {},
     clientId: c.clientId,
-    path: { nodes: c.path.map((r) => ref('routers', r)), links: [] },
+    path: { nodes: c.path.map((r) => ref('routers', r)), links: c.links.map((l) => ref('links', l)) },
     service: ref('services', c.serviceId),
     terminator: ref('terminators', c.terminatorId),
   };

@@ -26,6 +26,7 @@ interface Row {
   terminator_id: string;
   instance_id: string;
   path: string[];
+  links: string[];
   ingress_id: string;
   egress_id: string;
   created_at: Date;
@@ -39,10 +40,14 @@ const toCircuit = (r: Row): Circuit => ({
   terminatorId: r.terminator_id,
   instanceId: r.instance_id,
   path: r.path,
+  links: r.links ?? [],
   ingressId: r.ingress_id,
   egressId: r.egress_id,
   createdAt: r.created_at,
   creationTimespanNs: 0,
+  // Not listed (the replica that routed the circuit keeps them).
+  target: { binding: '', address: '', hostId: '' },
+  tags: {},
 });
 
 /** `fabric.circuits`: the live circuits every replica lists (each writes its own). */
@@ -58,9 +63,10 @@ export class CircuitStore {
 
   async add(c: Circuit): Promise<void> {
     await this.pool.query(
-      `INSERT INTO circuits (id, service_id, client_id, identity_id, terminator_id, instance_id, path, ingress_id, egress_id, replica, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) ON CONFLICT (id) DO NOTHING`,
-      [c.id, c.serviceId, c.clientId, c.identityId, c.terminatorId, c.instanceId, c.path, c.ingressId, c.egressId, this.replica, c.createdAt],
+      `INSERT INTO circuits (id, service_id, client_id, identity_id, terminator_id, instance_id, path, links, ingress_id, egress_id, replica, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $12, $8, $9, $10, $11, $11)
+       ON CONFLICT (id) DO UPDATE SET path = EXCLUDED.path, links = EXCLUDED.links, updated_at = now()`,
+      [c.id, c.serviceId, c.clientId, c.identityId, c.terminatorId, c.instanceId, c.path, c.ingressId, c.egressId, this.replica, c.createdAt, c.links],
     );
   }
 

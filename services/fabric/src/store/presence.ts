@@ -1,3 +1,4 @@
+import type { ctrlPb } from '@ziti/channel';
 import type { Pool } from 'pg';
 
 export type { VersionInfo } from '@ziti/channel';
@@ -30,14 +31,38 @@ export class PresenceStore {
     );
   }
 
-  async connected(p: { routerId: string; connectionId: string; isEdge: boolean; versionInfo: VersionInfo; listenerAddresses: string[]; remoteAddress: string; syncStatus: string }): Promise<void> {
+  async connected(p: {
+    routerId: string;
+    connectionId: string;
+    isEdge: boolean;
+    versionInfo: VersionInfo;
+    listenerAddresses: string[];
+    linkListeners: ctrlPb.Listener[];
+    remoteAddress: string;
+    syncStatus: string;
+  }): Promise<void> {
     await this.pool.query(
-      `INSERT INTO router_presence (router_id, connected, is_edge, sync_status, hostname, supported_protocols, version_info, listener_addresses, remote_address, connection_id, replica, connected_at, disconnected_at)
-       VALUES ($1, true, $2, $3, '', '{}', $4, $5, $6, $7, $8, now(), NULL)
+      `INSERT INTO router_presence (router_id, connected, is_edge, sync_status, hostname, supported_protocols, version_info, listener_addresses, link_listeners, remote_address, connection_id, replica, connected_at, disconnected_at)
+       VALUES ($1, true, $2, $3, '', '{}', $4, $5, $9, $6, $7, $8, now(), NULL)
        ON CONFLICT (router_id) DO UPDATE SET connected = true, is_edge = $2, sync_status = $3, hostname = '', supported_protocols = '{}',
-         version_info = $4, listener_addresses = $5, remote_address = $6, connection_id = $7, replica = $8, connected_at = now(), disconnected_at = NULL`,
-      [p.routerId, p.isEdge, p.syncStatus, JSON.stringify(p.versionInfo), p.listenerAddresses, p.remoteAddress, p.connectionId, this.replica],
+         version_info = $4, listener_addresses = $5, link_listeners = $9, remote_address = $6, connection_id = $7, replica = $8, connected_at = now(), disconnected_at = NULL`,
+      [p.routerId, p.isEdge, p.syncStatus, JSON.stringify(p.versionInfo), p.listenerAddresses, p.remoteAddress, p.connectionId, this.replica, JSON.stringify(p.linkListeners)],
     );
+  }
+
+  /** Every connected router but `exceptId`, with what its peers need to dial it (PeerStateChanges). */
+  async connectedPeers(exceptId: string): Promise<{ routerId: string; version: string; linkListeners: ctrlPb.Listener[] }[]> {
+    const { rows } = await this.pool.query<{ router_id: string; version_info: VersionInfo | null; link_listeners: ctrlPb.Listener[] | null }>(
+      'SELECT router_id, version_info, link_listeners FROM router_presence WHERE connected AND router_id <> $1',
+      [exceptId],
+    );
+    return rows.map((r) => ({ routerId: r.router_id, version: r.version_info?.version ?? '', linkListeners: r.link_listeners ?? [] }));
+  }
+
+  /** Whether the router's current connection (any replica's) is another than `connectionId`. */
+  async heldElsewhere(routerId: string, connectionId: string): Promise<boolean> {
+    const { rows } = await this.pool.query('SELECT 1 FROM router_presence WHERE router_id = $1 AND connected AND connection_id <> $2', [routerId, connectionId]);
+    return rows.length > 0;
   }
 
   /** The router's ClientHello or a sync step; only while the same connection holds it. */

@@ -109,8 +109,6 @@ export interface RouterRepository {
   find(id: string): Promise<Router | null>;
   findMany(ids: readonly string[]): Promise<Router[]>;
   list(view: 'edge' | 'transit' | 'all', req: ListRequest, scope?: ListScope): Promise<Page<Router>>;
-  /** The fabric API's links or circuits (always empty: no router connects to this controller yet); the request is still checked. */
-  fabricState(kind: 'links' | 'circuits', req: ListRequest): Promise<Page<never>>;
   save(r: NewRouter, isNew: boolean): Promise<void>;
   delete(id: string): Promise<void>;
 }

@@ -59,9 +59,6 @@ export class RouterManager {
   }
 
   /** The fabric API's router links and circuits: none while no router connects (no data plane yet). */
-  fabricState(kind: 'links' | 'circuits', req: ListRequest): Promise<Page<never>> {
-    return this.uow.repos.routers.fabricState(kind, req);
-  }
 
   async router(collection: RouterCollection, id: string): Promise<Router> {
     const r = await this.uow.repos.routers.find(id);

@@ -50,9 +50,6 @@ export function routerHandlers(
     ...plain('routers', 'Router', 'Routers'),
     ...plain('transit-routers', 'TransitRouter', 'TransitRouters'),
 
-    async listLinks(ctx) {
-      return listResult(await routers.fabricState('links', listRequest(ctx)), () => ({}));
-    },
     async listEdgeRouters(ctx) {
       const rf = parseRoleFilter(queryStrings(ctx, 'roleFilter'), queryString(ctx, 'roleSemantic'));
       const page = await routers.list('edge-routers', listRequest(ctx), rf ? { of: 'role-filter', selector: rf } : undefined);

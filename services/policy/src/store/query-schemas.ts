@@ -75,39 +75,6 @@ export const TRANSIT_ROUTER_QUERY: EntityQuerySchema = {
   symbols: routerSymbols(),
 };
 
-/**
- * The fabric API's links and circuits: the controller's in-memory state of connected routers.
- * This controller has no router data plane, so both relations are empty; their filters, sorts and
- * paging are still checked and answered as for any list.
- */
-export const FABRIC_LINK_QUERY: EntityQuerySchema = {
-  entity: 'links',
-  table: `(SELECT NULL::text AS "id", NULL::text AS "protocol", NULL::text AS "state", NULL::boolean AS "down", NULL::bigint AS "cost",
-    NULL::bigint AS "static_cost", NULL::text AS "source_router", NULL::text AS "dest_router" WHERE FALSE)`,
-  symbols: {
-    id: col('string', 'id'),
-    protocol: col('string', 'protocol'),
-    state: col('string', 'state'),
-    down: col('bool', 'down'),
-    cost: col('int', 'cost'),
-    staticCost: col('int', 'static_cost'),
-    sourceRouter: col('string', 'source_router'),
-    destRouter: col('string', 'dest_router'),
-  },
-};
-
-export const FABRIC_CIRCUIT_QUERY: EntityQuerySchema = {
-  entity: 'circuits',
-  table: `(SELECT NULL::text AS "id", NULL::timestamptz AS "created_at", NULL::text AS "client_id", NULL::text AS "service",
-    NULL::text AS "terminator" WHERE FALSE)`,
-  symbols: {
-    id: col('string', 'id'),
-    createdAt: col('datetime', 'created_at'),
-    clientId: col('string', 'client_id'),
-    service: col('string', 'service'),
-    terminator: col('string', 'terminator'),
-  },
-};
 
 export const TERMINATOR_QUERY: EntityQuerySchema = {
   entity: 'terminators',

@@ -3,7 +3,7 @@ import type { NewRouter, RouterRepository, ListScope } from '../domain/ports.js'
 import { mapped, obj, type Sql } from './db.js';
 import { inIdOrder, listIds } from './list.js';
 import { scopeCondition } from './scopes.js';
-import { EDGE_ROUTER_QUERY, FABRIC_CIRCUIT_QUERY, FABRIC_LINK_QUERY, ROUTER_QUERY, TRANSIT_ROUTER_QUERY } from './query-schemas.js';
+import { EDGE_ROUTER_QUERY, ROUTER_QUERY, TRANSIT_ROUTER_QUERY } from './query-schemas.js';
 
 const ROUTER_SELECT = `SELECT r.*, coalesce((SELECT array_agg(c."config_id" ORDER BY c."position") FROM "router_configs" c
   WHERE c."router_id" = r."id"), '{}') AS configs FROM "routers" r`;
@@ -46,11 +46,6 @@ export class SqlRouterRepository implements RouterRepository {
   async list(view: RouterView, req: ListRequest, scope?: ListScope): Promise<Page<Router>> {
     const page = await listIds(this.sql, QUERIES[view], req, scopeCondition(scope));
     return { ...page, items: inIdOrder(page.ids, await this.findMany(page.ids)) };
-  }
-
-  async fabricState(kind: 'links' | 'circuits', req: ListRequest): Promise<Page<never>> {
-    const page = await listIds(this.sql, kind === 'links' ? FABRIC_LINK_QUERY : FABRIC_CIRCUIT_QUERY, req);
-    return { ...page, items: [] };
   }
 
   async save(r: NewRouter, isNew: boolean): Promise<void> {
