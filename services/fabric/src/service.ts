@@ -131,7 +131,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       events: {
         created: (c) => publish('circuit.created', circuitEvent(c)),
         deleted: (c) => publish('circuit.deleted', { ...circuitEvent(c), duration: Date.now() * 1e6 - c.createdAt.getTime() * 1e6 }),
-        updated: (c) => publish('circuit.updated', circuitEvent(c)),
+        updated: (c) => publish('circuit.updated', { ...circuitEvent(c), duration: Date.now() * 1e6 - c.createdAt.getTime() * 1e6 }),
         failed: (f) => publish('circuit.failed', { ...f, path: f.path ? { nodes: f.path, links: [] } : undefined }),
       },
       store: circuitStore,

@@ -36,7 +36,7 @@ describe('loadConfig', () => {
       trustedProxyHeader: 'x-forwarded-for',
       authRateLimiter: { enabled: true, minSize: 5, maxSize: 250 },
       loginFailureLimits: { perUsername: 10, perAddress: 30, windowSeconds: 60 },
-      events: { namespaces: ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount', 'router', 'circuit'], file: undefined, entityCountIntervalMs: 300_000 },
+      events: { namespaces: ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount', 'router', 'circuit', 'link'], file: undefined, entityCountIntervalMs: 300_000 },
     });
   });
 
@@ -114,7 +114,7 @@ describe('loadEventStreamConfig', () => {
   });
 
   it.each([
-    [{ ZITI_EVENTS: 'entityChange,link' }, 'ZITI_EVENTS'],
+    [{ ZITI_EVENTS: 'entityChange,bogus' }, 'ZITI_EVENTS'],
     [{ ZITI_EVENTS: 'fabric.circuits' }, 'ZITI_EVENTS'],
     [{ ZITI_EVENTS_ENTITY_COUNT_INTERVAL: '500ms' }, 'ZITI_EVENTS_ENTITY_COUNT_INTERVAL'],
     [{ ZITI_EVENTS_ENTITY_COUNT_INTERVAL: '5 minutes' }, 'ZITI_EVENTS_ENTITY_COUNT_INTERVAL'],

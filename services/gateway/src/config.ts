@@ -122,7 +122,7 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
  *
  * | Key | Default |
  * |---|---|
- * | `ZITI_EVENTS` | every namespace: `entityChange,apiSession,session,authentication,entityCount,router,circuit` (comma list; `none`: no stream) |
+ * | `ZITI_EVENTS` | every namespace: `entityChange,apiSession,session,authentication,entityCount,router,circuit,link` (comma list; `none`: no stream) |
  * | `ZITI_EVENTS_FILE` | none (a JSON-lines file the records are appended to) |
  * | `ZITI_EVENTS_ENTITY_COUNT_INTERVAL` | `5m` (a number with `ms`, `s`, `m` or `h`; at least 1 s) |
  */

@@ -2,6 +2,7 @@ import { type WriteStream, createWriteStream } from 'node:fs';
 import type { AuthOutcome, SessionCreated } from '@ziti/http-kit';
 import type { Cache, EventBus, Subscription } from '@ziti/messaging';
 import { type Namespace, type OpenZitiRecord, type RecordSource, authenticationRecords, entityCountRecord, sessionRecord, toRecords } from './openziti-records.js';
+import { LINK_EVENT_TYPES } from './fabric-records.js';
 
 /** The event stream's settings (`loadEventStreamConfig`). */
 export interface EventStreamConfig {
@@ -28,7 +29,7 @@ export const EVENT_STREAM_GROUP = 'gateway-event-stream';
 
 /**
  * The change events each namespace is made from, by source. `session.deleted` is published on the
- * bus directly by session, and fabric's `router.*` and `circuit.*` by fabric (best-effort, no
+ * bus directly by session, and fabric's `router.*`, `circuit.*` and `link.*` by fabric (best-effort, no
  * outbox); the others are outbox events. The hot paths
  * publish nothing: a login's `authentication` records (and the `apiSession` `created` of a
  * success) and a session's `created` come from what identity-auth and session hand back on their
@@ -45,7 +46,8 @@ const SOURCES: Record<Exclude<Namespace, 'entityCount'>, Record<string, string[]
   authentication: {},
   session: { session: ['session.deleted'] },
   router: { fabric: ['router.connected', 'router.disconnected'] },
-  circuit: { fabric: ['circuit.created', 'circuit.deleted', 'circuit.failed'] },
+  circuit: { fabric: ['circuit.created', 'circuit.updated', 'circuit.deleted', 'circuit.failed'] },
+  link: { fabric: LINK_EVENT_TYPES.map((t) => `link.${t}`) },
 };
 
 /** The (source, types) subscriptions the namespaces need, one per source. */

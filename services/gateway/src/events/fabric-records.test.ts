@@ -150,13 +150,52 @@ describe('circuit', () => {
     });
     expect(toRecords(ev('circuit.pathUpdated', created), src)).toEqual([]);
   });
+
+  it('circuit.updated is pathUpdated: the new path and the duration so far, no creation_timespan or cost', () => {
+    const [record] = toRecords(
+      ev('circuit.updated', { ...created, pathCost: 9, durationNs: 2_000_000, path: { nodes: ['r1', 'r3', 'r2'], links: ['l2', 'l3'], ingressId: 'i', egressId: 'e' } }),
+      src,
+    );
+    expect(record).toMatchObject({ event_type: 'pathUpdated', duration: 2_000_000, link_count: 2, path: { nodes: ['r1', 'r3', 'r2'], links: ['l2', 'l3'] } });
+    expect(record).not.toHaveProperty('creation_timespan');
+    expect(record).not.toHaveProperty('path_cost');
+  });
+});
+
+describe('link', () => {
+  const link = { linkId: 'l1', srcRouterId: 'r1', dstRouterId: 'r2', protocol: 'tls', dialAddress: 'tls:10.0.0.2:10080', cost: 130001, iteration: 1, state: 'Connected', at };
+
+  it('each link event is the link record of its type, with OpenZiti\'s fields', () => {
+    for (const type of ['routerLinkNew', 'routerLinkKnown', 'routerLinkDisconnectedDest', 'fault', 'duplicate']) {
+      expect(toRecords(ev(`link.${type}`, link), src)).toEqual([
+        {
+          namespace: 'link',
+          event_src_id: 'ctrl-1',
+          timestamp: at,
+          event_type: type,
+          link_id: 'l1',
+          src_router_id: 'r1',
+          dst_router_id: 'r2',
+          protocol: 'tls',
+          dial_address: 'tls:10.0.0.2:10080',
+          cost: 130001,
+        },
+      ]);
+    }
+  });
+
+  it('leaves out what is unknown (omitempty) and makes nothing of other link events', () => {
+    expect(toRecords(ev('link.fault', { linkId: 'l9', cost: 0 }), src)).toEqual([{ namespace: 'link', event_src_id: 'ctrl-1', timestamp: occurredAt, event_type: 'fault', link_id: 'l9' }]);
+    expect(toRecords(ev('link.rerouted', link), src)).toEqual([]);
+  });
 });
 
 describe('subscriptions of the router and circuit namespaces', () => {
   it("read fabric's events, in one subscription when both are chosen", () => {
     expect(subscriptionsFor(['router'])).toEqual([['fabric', ['router.connected', 'router.disconnected']]]);
     expect(subscriptionsFor(['circuit', 'router', 'entityCount'])).toEqual([
-      ['fabric', ['circuit.created', 'circuit.deleted', 'circuit.failed', 'router.connected', 'router.disconnected']],
+      ['fabric', ['circuit.created', 'circuit.deleted', 'circuit.failed', 'circuit.updated', 'router.connected', 'router.disconnected']],
     ]);
+    expect(subscriptionsFor(['link'])).toEqual([['fabric', ['link.duplicate', 'link.fault', 'link.routerLinkDisconnectedDest', 'link.routerLinkKnown', 'link.routerLinkNew']]]);
   });
 });

@@ -11,9 +11,13 @@ import type { OpenZitiRecord } from './openziti-records.js';
  * - `router.disconnected` `{routerId, routerName, at, reason}` → `router-offline`
  * - `circuit.created` `{circuitId, clientId, serviceId, terminatorId, instanceId,
  *   creationTimespanNs, path: {nodes, links, ingressId, egressId}, at}` → `created`
+ * - `circuit.updated` (the same, plus `durationNs`: a link under it went, the path changed) → `pathUpdated`
  * - `circuit.deleted` (the same, plus `durationNs`) → `deleted`
  * - `circuit.failed` `{circuitId?, clientId, serviceId, instanceId, creationTimespanNs,
  *   failureCause, path?, at}` → `failed`
+ * - `link.<type>` `{linkId, srcRouterId, dstRouterId, protocol, dialAddress, cost, …}` → the
+ *   `link` record of that type (`routerLinkNew`, `routerLinkKnown`, `routerLinkDisconnectedDest`,
+ *   `fault`, `duplicate`; `controller/event/links.go`)
  *
  * Optional, passed through when present: `pathCost` (`path_cost`), `tags` (string values), and
  * the path's `initiatorLocalAddr`, `initiatorRemoteAddr`, `terminatorLocalAddr`,
@@ -98,7 +102,7 @@ function circuitTags(v: unknown, serviceId: string): Record<string, string> {
  * the circuit is not being deleted (the fabric context reports none unless it sends `pathCost`).
  */
 export function circuitRecords(event: ChangeEvent, controllerId: string, action: string): OpenZitiRecord[] {
-  if (action !== 'created' && action !== 'deleted' && action !== 'failed') return [];
+  if (action !== 'created' && action !== 'updated' && action !== 'deleted' && action !== 'failed') return [];
   const d = event.data as Data;
   const serviceId = str(d.serviceId);
   const { path, linkCount } = circuitPath(d.path);
@@ -108,19 +112,44 @@ export function circuitRecords(event: ChangeEvent, controllerId: string, action:
     event_src_id: controllerId,
     timestamp: timestamp(event, d),
     version: CIRCUIT_EVENTS_VERSION,
-    event_type: action,
+    event_type: action === 'updated' ? 'pathUpdated' : action,
     circuit_id: str(d.circuitId),
     client_id: str(d.clientId),
     service_id: serviceId,
     terminator_id: str(d.terminatorId),
     instance_id: str(d.instanceId),
   };
-  if (action !== 'deleted') record.creation_timespan = nanos(d.creationTimespanNs) ?? 0;
+  const lasting = action === 'deleted' || action === 'updated';
+  if (!lasting) record.creation_timespan = nanos(d.creationTimespanNs) ?? 0;
   record.path = path;
   record.link_count = linkCount;
-  if (action !== 'deleted' && cost !== undefined) record.path_cost = cost;
+  if (!lasting && cost !== undefined) record.path_cost = cost;
   if (action === 'failed' && str(d.failureCause)) record.failure_cause = d.failureCause;
-  if (action === 'deleted') record.duration = nanos(d.durationNs ?? d.duration) ?? 0;
+  if (lasting) record.duration = nanos(d.durationNs ?? d.duration) ?? 0;
   record.tags = circuitTags(d.tags, serviceId);
+  return [record];
+}
+
+/** OpenZiti's link event types, as fabric names its `link.<type>` events. */
+export const LINK_EVENT_TYPES = ['routerLinkNew', 'routerLinkKnown', 'routerLinkDisconnectedDest', 'fault', 'duplicate'] as const;
+
+/**
+ * `LinkEvent`: `link_id` always; routers, protocol, dial address and a non-zero cost (int32)
+ * when known (`omitempty` in OpenZiti).
+ */
+export function linkRecords(event: ChangeEvent, controllerId: string, action: string): OpenZitiRecord[] {
+  if (!(LINK_EVENT_TYPES as readonly string[]).includes(action)) return [];
+  const d = event.data as Data;
+  const record: OpenZitiRecord = {
+    namespace: 'link',
+    event_src_id: controllerId,
+    timestamp: timestamp(event, d),
+    event_type: action,
+    link_id: str(d.linkId),
+  };
+  for (const [from, to] of [['srcRouterId', 'src_router_id'], ['dstRouterId', 'dst_router_id'], ['protocol', 'protocol'], ['dialAddress', 'dial_address']] as const) {
+    if (str(d[from])) record[to] = d[from];
+  }
+  if (typeof d.cost === 'number' && Number.isInteger(d.cost) && d.cost !== 0 && Math.abs(d.cost) <= 0x7fffffff) record.cost = d.cost;
   return [record];
 }

@@ -1,6 +1,6 @@
 import type { AuthOutcome } from '@ziti/http-kit';
 import type { ChangeEvent } from '@ziti/messaging';
-import { circuitRecords, routerRecords } from './fabric-records.js';
+import { circuitRecords, linkRecords, routerRecords } from './fabric-records.js';
 
 /**
  * OpenZiti's event records (controller/event/*.go of openziti/ziti), rendered from the contexts'
@@ -10,7 +10,7 @@ import { circuitRecords, routerRecords } from './fabric-records.js';
  */
 
 /** The namespaces (OpenZiti's `*EventNS`), which are also the subject's last token. */
-export const NAMESPACES = ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount', 'router', 'circuit'] as const;
+export const NAMESPACES = ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount', 'router', 'circuit', 'link'] as const;
 export type Namespace = (typeof NAMESPACES)[number];
 
 /** A record: `namespace`, `event_src_id`, `timestamp` and the fields of its kind. */
@@ -57,6 +57,8 @@ export function toRecords(event: ChangeEvent, src: RecordSource): OpenZitiRecord
       return routerRecords(event, src.controllerId, action);
     case 'fabric/circuit':
       return circuitRecords(event, src.controllerId, action);
+    case 'fabric/link':
+      return linkRecords(event, src.controllerId, action);
     default:
       return [];
   }
