@@ -35,6 +35,7 @@ export const INTERNAL_RPC_CALLERS: Readonly<Record<string, readonly ContextName[
   '/ziti.v1.PkiEnrollmentService/GetRouterEnrollment': ['policy', 'fabric'],
   '/ziti.v1.PkiEnrollmentService/DeleteRouterEnrollment': ['policy'],
   '/ziti.v1.PkiEnrollmentService/IssueCtrlCertificate': ['fabric'],
+  '/ziti.v1.PkiEnrollmentService/ListApiSessionCertificateFingerprints': ['fabric'],
   // policy
   '/ziti.v1.PolicyService/SyncIdentity': ['identity-auth'],
   '/ziti.v1.PolicyService/SyncPostureCheck': ['posture'],

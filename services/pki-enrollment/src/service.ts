@@ -121,7 +121,7 @@ export function startService(deps: ServiceDeps): Promise<RunningService> {
       grpc: [
         {
           definition: PkiEnrollmentServiceService,
-          implementation: pkiEnrollmentServer({ pki, jwts, address, enrollments, routers, cas: uow.repos.cas }) as unknown as UntypedServiceImplementation,
+          implementation: pkiEnrollmentServer({ pki, jwts, address, enrollments, routers, cas: uow.repos.cas, sessionCerts }) as unknown as UntypedServiceImplementation,
         },
         integrityService(pkiIntegrity(db.pool, () => relay.flush())),
         maintenance(deps.databaseUrl, db.pool, log),

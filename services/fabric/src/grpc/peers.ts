@@ -4,6 +4,7 @@ import {
   PolicyServiceClient,
   SessionServiceClient,
   type GetRouterDataModelRequest,
+  type ApiSessionCertificateFingerprints,
   type LegacyApiSession,
   type ListLegacyApiSessionsRequest,
   type ListLegacyApiSessionsResponse,
@@ -49,6 +50,8 @@ export interface Peers {
   getTokenVerificationKeys(): Promise<TokenVerificationKey[]>;
   listRevocations(req: Partial<ListRevocationsRequest>): Promise<ListRevocationsResponse>;
   issueCtrlCertificate(sans: string[], publicKeyPem: string): Promise<ServerCertificate>;
+  /** The fingerprints of these API sessions' own certificates (at most 1000 ids): only sessions that have any. */
+  listApiSessionCertificateFingerprints(apiSessionIds: string[]): Promise<ApiSessionCertificateFingerprints[]>;
   getRouterEnrollment(routerId: string): Promise<RouterEnrollment>;
   getSigningCertificate(): Promise<SigningCertificate>;
   getSessions(ids: string[]): Promise<SessionInfo[]>;
@@ -68,6 +71,18 @@ export async function allLegacyApiSessions(peers: Pick<Peers, 'listLegacyApiSess
     if (!page.nextAfterId) return all;
     afterId = page.nextAfterId;
   }
+}
+
+/** The most API sessions one ListApiSessionCertificateFingerprints call names. */
+const FINGERPRINT_BATCH = 1000;
+
+/** The fingerprints of the certificates of these API sessions (any number, asked 1000 at a time), by session id. */
+export async function apiSessionCertFingerprints(peers: Pick<Peers, 'listApiSessionCertificateFingerprints'>, ids: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (let i = 0; i < ids.length; i += FINGERPRINT_BATCH) {
+    for (const e of await peers.listApiSessionCertificateFingerprints(ids.slice(i, i + FINGERPRINT_BATCH))) out.set(e.apiSessionId, e.fingerprints);
+  }
+  return out;
 }
 
 /** The live revocations `ids` names (at most 1000), or every live one, page by page. */
@@ -104,6 +119,8 @@ export function grpcPeers(addresses: PeerAddresses): Peers {
     getTokenVerificationKeys: async () => (await auth.call((c) => u<object, { keys: TokenVerificationKey[] }>(c.getTokenVerificationKeys), {})).keys,
     listRevocations: (req) => auth.call((c) => u(c.listRevocations), { ids: [], afterId: '', limit: 0, ...req }),
     issueCtrlCertificate: (sans, publicKeyPem) => pki.call((c) => u(c.issueCtrlCertificate), { sans, publicKeyPem }),
+    listApiSessionCertificateFingerprints: async (apiSessionIds) =>
+      (await pki.call((c) => u<{ apiSessionIds: string[] }, { entries: ApiSessionCertificateFingerprints[] }>(c.listApiSessionCertificateFingerprints), { apiSessionIds })).entries,
     getRouterEnrollment: (routerId) => pki.call((c) => u(c.getRouterEnrollment), { routerId }),
     getSigningCertificate: () => pki.call((c) => u(c.getSigningCertificate), {}),
     getSessions: async (ids) => (await session.call((c) => u<{ ids: string[] }, { sessions: SessionInfo[] }>(c.getSessions), { ids })).sessions,

@@ -1,7 +1,10 @@
 import type { ApiSessionCertificate, Ca, Enrollment, IdentityRef, ListRequest, Page, RouterCert } from './model.js';
 
 /** The change events of this context (written to the outbox in the change's transaction). */
-export type DomainEvent = { type: 'ca.deleted'; caId: string } | { type: 'ca.verified'; caId: string };
+export type DomainEvent =
+  | { type: 'ca.deleted'; caId: string }
+  | { type: 'ca.verified'; caId: string }
+  | { type: 'api-session-certificate.created' | 'api-session-certificate.deleted'; certificateId: string; apiSessionId: string; identityId: string };
 
 export interface EnrollmentRepository {
   findById(id: string): Promise<Enrollment | null>;
@@ -49,6 +52,8 @@ export interface SessionCertRepository {
   /** Deletes the session's certificates that expired before `now`; returns how many. */
   deleteExpired(apiSessionId: string, now: Date): Promise<number>;
   countBySession(apiSessionId: string): Promise<number>;
+  /** The fingerprints of these sessions' certificates: one row per certificate, by session, oldest first. */
+  fingerprintsBySessions(apiSessionIds: readonly string[]): Promise<{ apiSessionId: string; fingerprint: string }[]>;
 }
 
 /** Sealed rows of the controller PKI and small settings. */

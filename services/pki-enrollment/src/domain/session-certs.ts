@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { ApiError } from '@ziti/errors';
-import { shortId } from '@ziti/http-kit';
+import { isStorableText, shortId } from '@ziti/http-kit';
 import { CsrError, parseCsr } from '../crypto/csr.js';
 import { subjectString } from '@ziti/x509';
 import type { ApiSessionCertificate, ListRequest, Page } from './model.js';
@@ -18,6 +18,11 @@ export const SESSION_CERT_LIFETIME_MS = 12 * 3600_000;
  */
 export const DEFAULT_MAX_API_SESSION_CERTIFICATES = 10;
 
+/** The most API sessions one ListApiSessionCertificateFingerprints call may name. */
+export const MAX_FINGERPRINT_SESSIONS_PER_CALL = 1000;
+/** An id longer than this names no API session (ids are shortids or UUIDs). */
+const MAX_SESSION_ID_LENGTH = 128;
+
 /** 409: the session holds its bound of certificates (expired ones do not count: they are deleted first). */
 function tooManyCertificates(max: number): ApiError {
   return ApiError.of('MAX_AUTHENTICATOR_METHODS_REACHED', {
@@ -31,7 +36,9 @@ function tooManyCertificates(max: number): ApiError {
  * (`api-session.deleted`). A session holds at most `maxPerSession` (0 = no bound): a create first
  * deletes the session's expired certificates, and at the bound is refused with 409
  * MAX_AUTHENTICATOR_METHODS_REACHED (checked under a lock on the session, so concurrent creates
- * can not pass it).
+ * can not pass it). A create or delete raises `api-session-certificate.created|deleted` (ids only)
+ * in its transaction: routers accept an SDK's certificate only when its fingerprint is among its
+ * session's, and fabric pushes the session again on that event.
  */
 export class SessionCertManager {
   constructor(
@@ -71,6 +78,7 @@ export class SessionCertManager {
         validFrom: new Date(x509.validFrom),
         validTo: new Date(x509.validTo),
       });
+      await tx.emit({ type: 'api-session-certificate.created', certificateId: id, ...session });
     });
     return { cert: (await this.uow.repos.sessionCerts.findById(id))!, cas: this.pki.caBundlePem() };
   }
@@ -86,8 +94,34 @@ export class SessionCertManager {
   }
 
   async delete(apiSessionId: string, id: string): Promise<void> {
-    await this.detail(apiSessionId, id);
-    await this.uow.repos.sessionCerts.delete(id);
+    const cert = await this.detail(apiSessionId, id);
+    await this.uow.run(async (tx) => {
+      if (await tx.sessionCerts.delete(id)) {
+        await tx.emit({ type: 'api-session-certificate.deleted', certificateId: id, apiSessionId, identityId: cert.identityId });
+      }
+    });
+  }
+
+  /**
+   * The fingerprints of the certificates of these API sessions (fabric, for routers): one entry per
+   * session that has any, in the order given, each session's oldest first. Ids no session can have
+   * (too long, or text PostgreSQL can not hold) are left out; more than 1000 ids: 400 on
+   * `apiSessionIds`.
+   */
+  async fingerprintsOf(apiSessionIds: readonly string[]): Promise<{ apiSessionId: string; fingerprints: string[] }[]> {
+    const wanted = [...new Set(apiSessionIds.filter((id) => typeof id === 'string' && id.length > 0))];
+    if (wanted.length > MAX_FINGERPRINT_SESSIONS_PER_CALL) {
+      throw ApiError.field('apiSessionIds', `at most ${MAX_FINGERPRINT_SESSIONS_PER_CALL} API sessions per call`, wanted.length);
+    }
+    const lookable = wanted.filter((id) => id.length <= MAX_SESSION_ID_LENGTH && isStorableText(id));
+    if (lookable.length === 0) return [];
+    const bySession = new Map<string, string[]>();
+    for (const row of await this.uow.repos.sessionCerts.fingerprintsBySessions(lookable)) {
+      const list = bySession.get(row.apiSessionId) ?? [];
+      list.push(row.fingerprint);
+      bySession.set(row.apiSessionId, list);
+    }
+    return lookable.flatMap((id) => (bySession.has(id) ? [{ apiSessionId: id, fingerprints: bySession.get(id)! }] : []));
   }
 
   /** The session ended: its certificates go (idempotent). */

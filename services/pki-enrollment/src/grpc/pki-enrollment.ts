@@ -10,7 +10,7 @@ import type { Enrollment } from '../domain/model.js';
 import type { ControllerPki } from '../domain/pki.js';
 import type { CaRepository } from '../domain/ports.js';
 import type { RouterEnrollmentView, RouterEnrollments } from '../domain/routers.js';
-import { SESSION_CERT_LIFETIME_MS } from '../domain/session-certs.js';
+import { SESSION_CERT_LIFETIME_MS, type SessionCertManager } from '../domain/session-certs.js';
 
 /** The most session tokens one SignSessionTokens call may ask for. */
 const MAX_TOKENS_PER_CALL = 500;
@@ -22,6 +22,7 @@ export interface GrpcDeps {
   enrollments: EnrollmentManager;
   routers: RouterEnrollments;
   cas: CaRepository;
+  sessionCerts: SessionCertManager;
 }
 
 /** A unary handler from an async function; errors travel with their OpenZiti code (toGrpcError). */
@@ -171,5 +172,7 @@ export function pkiEnrollmentServer(d: GrpcDeps): PkiEnrollmentServiceServer {
       return { certPem: issued.certChainPem, caBundlePem: d.pki.caBundlePem(), rootCaPem: d.pki.root.certPem };
     }),
     deleteEnrollment: unary(async (req) => ({ deleted: await d.enrollments.deleteIfPresent(req.id) })),
+    // fabric: what routers accept from an SDK beside its identity's certificate authenticators.
+    listApiSessionCertificateFingerprints: unary(async (req) => ({ entries: await d.sessionCerts.fingerprintsOf(req.apiSessionIds) })),
   };
 }

@@ -40,6 +40,10 @@ export class PrismaRouterCertRepository implements RouterCertRepository {
   }
 }
 
+/** The certificates of the sessions named (index on `api_session_id`), grouped by session, oldest first. */
+const SESSION_FINGERPRINTS = `SELECT "api_session_id", lower("fingerprint") AS "fingerprint" FROM "api_session_certificates"
+  WHERE "api_session_id" = ANY($1::text[]) ORDER BY "api_session_id", "created_at", "id"`;
+
 function toSessionCert(r: Prisma.ApiSessionCertificateGetPayload<object>): ApiSessionCertificate {
   return {
     id: r.id,
@@ -91,6 +95,11 @@ export class PrismaSessionCertRepository implements SessionCertRepository {
 
   countBySession(apiSessionId: string): Promise<number> {
     return this.db.apiSessionCertificate.count({ where: { apiSessionId } });
+  }
+
+  async fingerprintsBySessions(apiSessionIds: readonly string[]): Promise<{ apiSessionId: string; fingerprint: string }[]> {
+    const { rows } = await this.pool.query<{ api_session_id: string; fingerprint: string }>(SESSION_FINGERPRINTS, [apiSessionIds]);
+    return rows.map((r) => ({ apiSessionId: r.api_session_id, fingerprint: r.fingerprint }));
   }
 }
 

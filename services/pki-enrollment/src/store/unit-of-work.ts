@@ -23,9 +23,14 @@ function repositories(db: Db, pool: Pool): Repositories {
  * - `ca.verified` `{ caId }`
  * - `ca.deleted` `{ caId }`, e.g. `{ "caId": "x1Y2z3" }`: identity-auth deletes the certificate
  *   authenticators the CA issued (it is also asked synchronously with DeleteCaAuthenticators).
+ * - `api-session-certificate.created` / `.deleted` `{ certificateId, apiSessionId, identityId }`,
+ *   e.g. `{ "certificateId": "c1D2e3", "apiSessionId": "cmf0…", "identityId": "u7V8w9" }` (ids
+ *   only): fabric reads the session's fingerprints again (ListApiSessionCertificateFingerprints)
+ *   and pushes the session to routers. Not raised when the session's end deletes its certificates.
  */
 function toChangeEvent(e: DomainEvent) {
-  return newChangeEvent(SERVICE_NAME, e.type, { caId: e.caId });
+  if (e.type === 'ca.deleted' || e.type === 'ca.verified') return newChangeEvent(SERVICE_NAME, e.type, { caId: e.caId });
+  return newChangeEvent(SERVICE_NAME, e.type, { certificateId: e.certificateId, apiSessionId: e.apiSessionId, identityId: e.identityId });
 }
 
 /**
