@@ -62,7 +62,7 @@ afterAll(async () => {
 describe('data integrity: projections against their sources', () => {
   it('finds missing, differing and extra identity and posture check projections, and re-syncs them from the source', async () => {
     const a = await build.identity(['integ-proj']);
-    const b = await build.identity(['integ-proj']);
+    const b = await build.identity(['integ-proj'], { defaultHostingCost: 7, serviceHostingPrecedences: { s1: 'required' }, appData: { site: 'lab' } });
     const svc = await build.service(['integ-proj-svc']);
     await build.servicePolicy('Dial', ['#integ-proj-svc'], ['#integ-proj']);
     const pcName = unique('pc');
@@ -78,7 +78,11 @@ describe('data integrity: projections against their sources', () => {
     // a's projection lost (its source settled long ago), b's corrupted, one that identity-auth never had.
     await sql('identity_auth', `UPDATE "identities" SET "updated_at" = $2 WHERE "id" = $1`, [a.id, LONG_AGO()]);
     await sql('policy', `DELETE FROM "identities" WHERE "id" = $1`, [a.id]);
-    await sql('policy', `UPDATE "identities" SET "name" = 'integ-corrupt', "role_attributes" = '{}', "is_admin" = true WHERE "id" = $1`, [b.id]);
+    await sql(
+      'policy',
+      `UPDATE "identities" SET "name" = 'integ-corrupt', "role_attributes" = '{}', "is_admin" = true, "default_hosting_cost" = 0, "service_hosting_precedences" = '{}', "app_data" = '{}' WHERE "id" = $1`,
+      [b.id],
+    );
     await sql('policy', `INSERT INTO "identities" ("id", "name", "created_at", "updated_at") VALUES ('integ-extra-id', 'integ-extra', $1, $1)`, [LONG_AGO()]);
     await sql('policy', `UPDATE "posture_checks" SET "name" = 'integ-corrupt-pc', "role_attributes" = '{x}' WHERE "id" = $1`, [pc]);
     await sql('posture', `UPDATE "posture_checks" SET "updated_at" = $2 WHERE "id" = $1`, [pc2, LONG_AGO()]);
@@ -96,6 +100,9 @@ describe('data integrity: projections against their sources', () => {
     expect(differs?.description).toContain(`name "integ-corrupt" ≠ "${bName}"`);
     expect(differs?.description).toContain('roleAttributes [] ≠ [integ-proj]');
     expect(differs?.description).toContain('isAdmin true ≠ false');
+    expect(differs?.description).toContain('defaultHostingCost 0 ≠ 7');
+    expect(differs?.description).toContain('serviceHostingPrecedences {} ≠ {"s1":"required"}');
+    expect(differs?.description).toContain('appData {} ≠ {"site":"lab"}');
     const [pcDiffers] = findings(checked, `posture check projection ${pc} differs from posture`);
     expect(pcDiffers?.description).toContain(`name "integ-corrupt-pc" ≠ "${pcName}"`);
     expect(pcDiffers?.description).toContain('roleAttributes [x] ≠ [integ-pc]');
@@ -110,6 +117,9 @@ describe('data integrity: projections against their sources', () => {
         { id: b.id, name: bName, is_admin: false, role_attributes: ['integ-proj'] },
       ].sort((x, y) => x.name.localeCompare(y.name)),
     );
+    expect(await sql('policy', `SELECT "default_hosting_cost", "service_hosting_precedences", "app_data" FROM "identities" WHERE "id" = $1`, [b.id])).toEqual([
+      { default_hosting_cost: 7, service_hosting_precedences: { s1: 'required' }, app_data: { site: 'lab' } },
+    ]);
     expect(await sql('policy', `SELECT "name", "role_attributes" FROM "posture_checks" WHERE "id" = $1`, [pc])).toEqual([{ name: pcName, role_attributes: ['integ-pc'] }]);
     expect(await sql('policy', `SELECT 1 FROM "posture_checks" WHERE "id" = $1`, [pc2])).toHaveLength(1);
     expect(await serviceIdsOf(a.id)).toEqual([svc]);

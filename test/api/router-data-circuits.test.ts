@@ -1,6 +1,6 @@
 // An edge router's data model, legacy API session pushes, terminators and single-router circuits.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { EdgeErrorCode, edgeCtrlPb } from '@ziti/channel';
+import { EdgeErrorCode, ctrlPb, edgeCtrlPb } from '@ziti/channel';
 import { auth, type EdgeApi } from '../support/clients.js';
 import { networkBuilder, sessionClients } from '../support/clients-session.js';
 import { useController } from '../support/controller.js';
@@ -91,6 +91,28 @@ describe('router data model', () => {
     } finally {
       await late.close();
     }
+  });
+
+  it("an identity's hosting precedences and costs and appData, set through the management API, arrive in a change set", async () => {
+    const patch = {
+      defaultHostingPrecedence: 'required',
+      defaultHostingCost: 42,
+      serviceHostingPrecedences: { [serviceId]: 'failed' },
+      serviceHostingCosts: { [serviceId]: 300 },
+      appData: { site: `${tag}-lab` },
+    };
+    expect((await mgmt.call('PATCH', `/identities/${user.id}`, patch)).status).toBe(200);
+    const changed = await poll(() =>
+      double.rdm.changeSets.flatMap((c) => c.changes).find((e) => e.identity?.id === user.id && e.identity.defaultHostingCost === 42),
+    );
+    expect(changed?.identity).toMatchObject({
+      id: user.id,
+      defaultHostingPrecedence: ctrlPb.TerminatorPrecedence.Required,
+      defaultHostingCost: 42,
+      serviceHostingPrecedences: { [serviceId]: ctrlPb.TerminatorPrecedence.Failed },
+      serviceHostingCosts: { [serviceId]: 300 },
+    });
+    expect(JSON.parse(changed!.identity!.appDataJson.toString())).toEqual({ site: `${tag}-lab` });
   });
 });
 

@@ -36,6 +36,34 @@ describe('identity lifecycle, projection to the policy context, role attributes'
     expect(policy.syncs.at(-1)).toMatchObject({ identityId: id, deleted: true });
   });
 
+  it("carries the hosting precedences and costs and appData in the event and the sync; a PATCH or PUT of them alone publishes identity.updated", async () => {
+    const hosting = { defaultHostingPrecedence: 'required', defaultHostingCost: 7, serviceHostingPrecedences: { s1: 'failed' }, serviceHostingCosts: { s1: 40 } };
+    const created = await h.call('POST', `${M}/identities`, { principal: admin, body: { name: 'hosting', type: 'User', isAdmin: false, ...hosting, appData: { site: 'lab' } } });
+    const id = created.body.data.id as string;
+    await h.settle();
+    const last = (type: string) => h.events.filter((x) => x.type === type && x.data.identityId === id).at(-1);
+    expect(last('identity.created')?.data).toMatchObject({ ...hosting, appData: { site: 'lab' } });
+    expect(policy.syncs.at(-1)).toMatchObject({
+      identityId: id,
+      hosting: { defaultPrecedence: 'required', defaultCost: 7, servicePrecedences: { s1: 'failed' }, serviceCosts: { s1: 40 } },
+    });
+    expect(JSON.parse(policy.syncs.at(-1)!.appDataJson)).toEqual({ site: 'lab' });
+
+    const patched = { defaultHostingPrecedence: 'failed', defaultHostingCost: 9, serviceHostingPrecedences: {}, serviceHostingCosts: { s2: 1 }, appData: { site: 'edge', n: [1] } };
+    expect((await h.call('PATCH', `${M}/identities/${id}`, { principal: admin, body: patched })).status).toBe(200);
+    await h.settle();
+    expect(last('identity.updated')?.data).toMatchObject(patched);
+    expect(policy.syncs.at(-1)).toMatchObject({ identityId: id, hosting: { defaultPrecedence: 'failed', defaultCost: 9, servicePrecedences: {}, serviceCosts: { s2: 1 } } });
+    expect(JSON.parse(policy.syncs.at(-1)!.appDataJson)).toEqual({ site: 'edge', n: [1] });
+
+    // PUT without them: the defaults again.
+    const updates = h.events.filter((x) => x.type === 'identity.updated' && x.data.identityId === id).length;
+    expect((await h.call('PUT', `${M}/identities/${id}`, { principal: admin, body: { name: 'hosting', type: 'User', isAdmin: false } })).status).toBe(200);
+    await h.settle();
+    expect(h.events.filter((x) => x.type === 'identity.updated' && x.data.identityId === id)).toHaveLength(updates + 1);
+    expect(last('identity.updated')?.data).toMatchObject({ defaultHostingPrecedence: 'default', defaultHostingCost: 0, serviceHostingPrecedences: {}, serviceHostingCosts: {}, appData: {} });
+  });
+
   it('answers even when the policy context is down; the event carries the projection', async () => {
     policy.failSync = true;
     try {

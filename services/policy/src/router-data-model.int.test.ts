@@ -130,6 +130,32 @@ describe('router data model', () => {
     expect(await changesOf(() => policies.create('erp', { name: 'rdm-erp', semantic: 'AnyOf', identityRoles: ['#users'], edgeRouterRoles: ['#all'] }))).toEqual([]);
   });
 
+  const hosting = () => ({
+    defaultHostingPrecedence: 'required',
+    defaultHostingCost: 12,
+    serviceHostingPrecedences: { [ids.svc]: 'failed' },
+    serviceHostingCosts: { [ids.svc]: 300 },
+    appData: { site: 'lab', n: [1] },
+  });
+
+  it("an identity's hosting precedences and costs and appData are model changes of the identity", async () => {
+    expect(await changesOf(() => identity('bob', [], { disabled: true, ...hosting() }))).toEqual([[{ kind: 'identity', id: 'bob' }]]);
+    // Each column alone (SQL run by hand): noted for the event by the identities' trigger.
+    const sets = [`"default_hosting_precedence" = 'failed'`, `"default_hosting_cost" = 13`, `"service_hosting_precedences" = '{}'`, `"service_hosting_costs" = '{}'`, `"app_data" = '{}'`];
+    for (const set of sets) {
+      const c = await db.pool.connect();
+      try {
+        await c.query('BEGIN');
+        await c.query(`UPDATE "identities" SET ${set} WHERE "id" = 'bob'`);
+        const noted = await c.query(`SELECT "kind", "id" FROM "rdm_pending" WHERE "txid" = txid_current()`);
+        expect({ set, noted: noted.rows }).toEqual({ set, noted: [{ kind: 'identity', id: 'bob' }] });
+      } finally {
+        await c.query('ROLLBACK');
+        c.release();
+      }
+    }
+  });
+
   it('answers the whole model: configs, services, what policies select, identities, posture checks', async () => {
     const m = await model();
     expect(m.configTypes).toContainEqual({ id: ids.type, name: 'rdm-type' });
@@ -139,10 +165,12 @@ describe('router data model', () => {
     expect(m.services).toEqual([{ id: ids.svc, name: 'rdm-svc', encryptionRequired: true, configIds: [ids.config] }]);
     expect(m.servicePolicies).toEqual([{ id: ids.sp, name: 'rdm-dial', policyType: 'Dial', identityIds: ['alice'], serviceIds: [ids.svc], postureCheckIds: ['pc-mac'] }]);
     const base = { defaultHostingPrecedence: 'default', defaultHostingCost: 0, serviceHostingPrecedences: {}, serviceHostingCosts: {}, appDataJson: '{}' };
+    const { appData, ...bobHosting } = hosting();
     expect(m.identities).toEqual([
       { id: 'alice', name: 'alice', disabled: false, ...base, serviceConfigs: { [ids.svc]: { configs: { [ids.type]: ids.config } } } },
-      { id: 'bob', name: 'bob', disabled: true, ...base, serviceConfigs: {} },
+      { id: 'bob', name: 'bob', disabled: true, ...bobHosting, appDataJson: expect.any(String), serviceConfigs: {} },
     ]);
+    expect(JSON.parse(m.identities[1].appDataJson)).toEqual(appData);
     expect(m.postureChecks).toEqual([{ id: 'pc-mac', name: 'mac', typeId: 'MAC', detailJson: expect.any(String) }]);
     expect(JSON.parse(m.postureChecks[0].detailJson)).toEqual({ macAddresses: ['aabbccddeeff'] });
   });
@@ -150,6 +178,9 @@ describe('router data model', () => {
   it('answers only the named entities of a partial read (an unknown id is simply absent)', async () => {
     const m = await model({ partial: true, identityIds: ['bob', 'nobody'], servicePolicyIds: [ids.sp] });
     expect(m.identities.map((i) => i.id)).toEqual(['bob']);
+    const { appData, ...bobHosting } = hosting();
+    expect(m.identities[0]).toMatchObject(bobHosting);
+    expect(JSON.parse(m.identities[0].appDataJson)).toEqual(appData);
     expect(m.servicePolicies).toEqual([{ id: ids.sp, name: 'rdm-dial', policyType: 'Dial', identityIds: ['alice'], serviceIds: [ids.svc], postureCheckIds: ['pc-mac'] }]);
     expect([m.configTypes, m.configs, m.services, m.postureChecks]).toEqual([[], [], [], []]);
   });

@@ -8,7 +8,7 @@ describeServiceShape({
   name: SERVICE_NAME,
   schema: SCHEMA,
   runMigrations,
-  migrations: ['20261121000000_init', '20261122000000_policy_model', '20261127000000_outbox_request_id', '20261201000000_terminator_hosting', '20261203000000_router_data_model_changes'],
+  migrations: ['20261121000000_init', '20261122000000_policy_model', '20261127000000_outbox_request_id', '20261201000000_terminator_hosting', '20261203000000_router_data_model_changes', '20261206000000_identity_hosting'],
   async start(databaseUrl) {
     const bus = createInProcessBus();
     const cache = createMemoryCache();

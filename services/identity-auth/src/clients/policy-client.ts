@@ -30,6 +30,13 @@ export function syncIdentityRequest(p: IdentityProjection, deleted: boolean): Sy
     authPolicyId: p.authPolicyId,
     createdAt: formatTimestamp(p.createdAt),
     tagsJson: JSON.stringify(p.tags ?? {}),
+    hosting: {
+      defaultPrecedence: p.defaultHostingPrecedence,
+      defaultCost: p.defaultHostingCost,
+      servicePrecedences: p.serviceHostingPrecedences,
+      serviceCosts: p.serviceHostingCosts,
+    },
+    appDataJson: JSON.stringify(p.appData ?? {}),
   };
 }
 

@@ -58,6 +58,11 @@ export function projectionOf(i: Identity, now = new Date()): IdentityProjection 
     authPolicyId: i.authPolicyId,
     createdAt: i.createdAt,
     tags: i.tags,
+    defaultHostingPrecedence: i.defaultHostingPrecedence,
+    defaultHostingCost: i.defaultHostingCost,
+    serviceHostingPrecedences: i.serviceHostingPrecedences,
+    serviceHostingCosts: i.serviceHostingCosts,
+    appData: i.appData,
   };
 }
 

@@ -42,6 +42,12 @@ export interface IdentityProjection {
   authPolicyId: string;
   createdAt: Date;
   tags: Record<string, unknown>;
+  /** For the router data model (policy keeps them for the routers). */
+  defaultHostingPrecedence: string;
+  defaultHostingCost: number;
+  serviceHostingPrecedences: Record<string, string>;
+  serviceHostingCosts: Record<string, number>;
+  appData: Record<string, unknown>;
 }
 
 /**

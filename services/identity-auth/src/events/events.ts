@@ -20,6 +20,11 @@ function identityData(p: IdentityProjection, tokens: readonly string[], deleted:
     authPolicyId: p.authPolicyId,
     createdAt: formatTimestamp(p.createdAt),
     tags: p.tags,
+    defaultHostingPrecedence: p.defaultHostingPrecedence,
+    defaultHostingCost: p.defaultHostingCost,
+    serviceHostingPrecedences: p.serviceHostingPrecedences,
+    serviceHostingCosts: p.serviceHostingCosts,
+    appData: p.appData,
     ...(deleted ? { deleted: true } : {}),
     tokenHashes: tokens.map(tokenHash),
   };
@@ -32,8 +37,9 @@ function identityData(p: IdentityProjection, tokens: readonly string[], deleted:
  *
  * - `identity.created` / `identity.updated` / `identity.disabled` / `identity.deleted`: the identity's
  *   projection `{identityId, name, roleAttributes, isAdmin, disabled, updatedAt, deleted?, tokenHashes}`
- *   (plus `typeId`, `isDefaultAdmin`, `externalId`, `authPolicyId`, `createdAt`, `tags`),
- *   e.g. `{"identityId":"a1b2c3d4e","name":"laptop","roleAttributes":["eng"],"isAdmin":false,
+ *   (plus `typeId`, `isDefaultAdmin`, `externalId`, `authPolicyId`, `createdAt`, `tags`, and for the
+ *   router data model `defaultHostingPrecedence`, `defaultHostingCost`, `serviceHostingPrecedences`,
+ *   `serviceHostingCosts` and `appData`), e.g. `{"identityId":"a1b2c3d4e","name":"laptop","roleAttributes":["eng"],"isAdmin":false,
  *   "disabled":true,"updatedAt":"2026-01-02T03:04:05.678Z","tokenHashes":["9f86d08…"]}`.
  *   `tokenHashes` name every session whose cached principal is now wrong (updated) or that ended
  *   (disabled, deleted: each of those sessions also gets its own `api-session.deleted`). The policy

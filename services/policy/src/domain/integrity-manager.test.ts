@@ -5,6 +5,7 @@ const at = new Date('2026-01-01T00:00:00.000Z');
 const identity: IdentityRecord = {
   id: 'i1', name: 'alice', roleAttributes: ['a', 'b'], isAdmin: false, isDefaultAdmin: false, disabled: false, typeId: 'Default',
   externalId: null, authPolicyId: 'default', isSystem: false, tags: { k: 1, n: { x: [1, 2] } }, createdAt: at, updatedAt: at,
+  defaultHostingPrecedence: 'required', defaultHostingCost: 5, serviceHostingPrecedences: { s1: 'failed' }, serviceHostingCosts: { s1: 9 }, appData: { a: 1, b: [2] },
 };
 const source = {
   identityId: 'i1', name: 'alice', roleAttributes: ['b', 'a', 'a'], isAdmin: false, disabled: false, deleted: false, updatedAt: at,
@@ -25,6 +26,27 @@ describe('integrity: projection comparison', () => {
       'isAdmin true ≠ false',
       'disabled true ≠ false',
       'tags {"k":2} ≠ {"k":1,"n":{"x":[1,2]}}',
+    ]);
+  });
+
+  it("compares the router data model's fields when the source sends them", () => {
+    const hosting = { defaultHostingPrecedence: 'required', defaultHostingCost: 5, serviceHostingPrecedences: { s1: 'failed' }, serviceHostingCosts: { s1: 9 }, appData: { b: [2], a: 1 } };
+    expect(identityDifferences(identity, { ...source, ...hosting })).toEqual([]);
+    expect(
+      identityDifferences(identity, {
+        ...source,
+        defaultHostingPrecedence: 'default',
+        defaultHostingCost: 0,
+        serviceHostingPrecedences: {},
+        serviceHostingCosts: { s1: 9, s2: 1 },
+        appData: {},
+      }),
+    ).toEqual([
+      'defaultHostingPrecedence "required" ≠ "default"',
+      'defaultHostingCost 5 ≠ 0',
+      'serviceHostingPrecedences {"s1":"failed"} ≠ {}',
+      'serviceHostingCosts {"s1":9} ≠ {"s1":9,"s2":1}',
+      'appData {"a":1,"b":[2]} ≠ {}',
     ]);
   });
 

@@ -1,6 +1,6 @@
 import type { IdentityRecord, PostureCheckRecord } from './model.js';
 import type { EntityType, PolicyKind, RouterIdentities, UnitOfWork } from './ports.js';
-import type { IdentityChange, PostureCheckChange, ProjectionManager } from './projection-manager.js';
+import { type IdentityChange, type PostureCheckChange, type ProjectionManager, hostingOf } from './projection-manager.js';
 import { sameSet } from './service-manager.js';
 
 /** A stored link that the policy's role lists no longer select (extra), or a selected one not stored (missing). */
@@ -89,6 +89,11 @@ export function identityDifferences(p: IdentityRecord, s: IdentityChange): strin
     ['authPolicyId', p.authPolicyId, s.authPolicyId || 'default'],
     ['tags', p.tags, s.tags ?? {}],
   ];
+  // The router data model's fields, when the source sends them (as the projection keeps them).
+  const hosting = hostingOf(s, p);
+  for (const k of ['defaultHostingPrecedence', 'defaultHostingCost', 'serviceHostingPrecedences', 'serviceHostingCosts', 'appData'] as const) {
+    if (s[k] !== undefined) expected.push([k, p[k], hosting[k]]);
+  }
   return differences(expected);
 }
 

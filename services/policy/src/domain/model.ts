@@ -136,8 +136,19 @@ export interface ServiceEdgeRouterPolicy extends Entity {
   edgeRouterRoles: string[];
 }
 
+/** What identity-auth says an identity hosts services with, and its appData (the router data model carries them). */
+export interface IdentityHosting {
+  /** "default", "required" or "failed". */
+  defaultHostingPrecedence: string;
+  defaultHostingCost: number;
+  /** service id → precedence / cost, overriding the defaults. */
+  serviceHostingPrecedences: Record<string, string>;
+  serviceHostingCosts: Record<string, number>;
+  appData: Tags;
+}
+
 /** The projection of an identity of identity-auth (plus the local router identities). */
-export interface IdentityRecord extends Entity {
+export interface IdentityRecord extends Entity, IdentityHosting {
   name: string;
   roleAttributes: string[];
   isAdmin: boolean;

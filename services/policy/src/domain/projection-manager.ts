@@ -1,10 +1,14 @@
 import { ApiError } from '@ziti/errors';
-import type { Tags } from './model.js';
+import type { IdentityHosting, Tags } from './model.js';
 import type { UnitOfWork } from './ports.js';
-import { sameSet } from './service-manager.js';
+import { PRECEDENCES, sameSet } from './service-manager.js';
 
-/** An identity change, as identity-auth reports it (SyncIdentity or an identity.* event). */
-export interface IdentityChange {
+/**
+ * An identity change, as identity-auth reports it (SyncIdentity or an identity.* event). The
+ * hosting fields and appData are absent from an older sender: the stored ones are kept (defaults
+ * for a new row), as they are for a value that is not valid.
+ */
+export interface IdentityChange extends Partial<IdentityHosting> {
   identityId: string;
   name: string;
   roleAttributes: string[];
@@ -37,6 +41,24 @@ export interface PostureCheckChange {
    * Absent: a sender that does not carry it; the stored one is kept for the same version.
    */
   detail?: Record<string, unknown> | null;
+}
+
+const MAX_COST = 65535;
+const isPrecedence = (v: unknown): v is string => typeof v === 'string' && PRECEDENCES.includes(v);
+const isCost = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_COST;
+const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const validEntries = <T>(m: Record<string, unknown>, ok: (v: unknown) => v is T): Record<string, T> =>
+  Object.fromEntries(Object.entries(m).filter((e): e is [string, T] => ok(e[1])));
+
+/** The identity's hosting fields and appData after the change: the change's valid ones, else the stored ones, else the defaults. */
+export function hostingOf(c: Partial<IdentityHosting>, existing: IdentityHosting | null): IdentityHosting {
+  return {
+    defaultHostingPrecedence: isPrecedence(c.defaultHostingPrecedence) ? c.defaultHostingPrecedence : (existing?.defaultHostingPrecedence ?? 'default'),
+    defaultHostingCost: isCost(c.defaultHostingCost) ? c.defaultHostingCost : (existing?.defaultHostingCost ?? 0),
+    serviceHostingPrecedences: isMap(c.serviceHostingPrecedences) ? validEntries(c.serviceHostingPrecedences, isPrecedence) : (existing?.serviceHostingPrecedences ?? {}),
+    serviceHostingCosts: isMap(c.serviceHostingCosts) ? validEntries(c.serviceHostingCosts, isCost) : (existing?.serviceHostingCosts ?? {}),
+    appData: isMap(c.appData) ? c.appData : (existing?.appData ?? {}),
+  };
 }
 
 /**
@@ -74,6 +96,7 @@ export class ProjectionManager {
         authPolicyId: c.authPolicyId || existing?.authPolicyId || 'default',
         isSystem: false,
         tags: c.tags ?? existing?.tags ?? {},
+        ...hostingOf(c, existing),
         createdAt: existing?.createdAt ?? c.createdAt ?? c.updatedAt,
         updatedAt: c.updatedAt,
       });

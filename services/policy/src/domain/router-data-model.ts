@@ -27,7 +27,7 @@ export interface RdmIdentity {
   defaultHostingCost: number;
   serviceHostingPrecedences: Record<string, string>;
   serviceHostingCosts: Record<string, number>;
-  /** The identity's appData as a JSON object text (`{}` when none is known). */
+  /** The identity's appData as a JSON object text (`{}` when it has none). */
   appDataJson: string;
   /** service id → its configs for this identity (config type id → config id). */
   serviceConfigs: Record<string, { configs: Record<string, string> }>;

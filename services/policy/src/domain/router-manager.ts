@@ -5,6 +5,7 @@ import type { ListScope, NewRouter, RouterEnrollments, RouterIdentities, RouterS
 import { selector, validateAttributes } from './roles.js';
 import { sameSet } from './service-manager.js';
 import { requireName } from './names.js';
+import { hostingOf } from './projection-manager.js';
 
 export interface RouterInput {
   name?: string | null;
@@ -196,7 +197,7 @@ async function enableTunneler(tx: Transaction, r: NewRouter): Promise<void> {
   const now = new Date();
   await tx.identities.upsert({
     id: r.id, name: r.name, roleAttributes: [], isAdmin: false, isDefaultAdmin: false, disabled: false, typeId: 'Router',
-    externalId: null, authPolicyId: 'default', isSystem: true, tags: {}, createdAt: now, updatedAt: now,
+    externalId: null, authPolicyId: 'default', isSystem: true, tags: {}, ...hostingOf({}, null), createdAt: now, updatedAt: now,
   });
   await tx.evaluator.entity('identity', r.id, []);
   const policyId = shortId();

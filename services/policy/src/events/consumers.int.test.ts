@@ -1,4 +1,7 @@
+import { Metadata } from '@grpc/grpc-js';
 import { createInProcessBus, createMemoryCache, newChangeEvent } from '@ziti/messaging';
+import { GetRouterDataModelRequest, PolicyServiceClient, type RouterDataModel } from '@ziti/proto';
+import { internalTestClient } from '@ziti/service-kit';
 import { createTestDatabase, testInfra, type TestDatabase } from '@ziti/test-kit';
 import { Client } from 'pg';
 import { runMigrations, startService, type RunningService } from '../index.js';
@@ -47,6 +50,43 @@ describe('projection consumers', () => {
     expect(renamed).toMatchObject({ name: 'david', role_attributes: ['a'] });
     await bus.publish(newChangeEvent('identity-auth', 'identity.deleted', { identityId: 'dave', deleted: true, updatedAt: '2026-11-22T12:00:00.000Z' }));
     expect(await until(() => row('identities', 'dave'), (r) => !r)).toBeUndefined();
+  });
+
+  it("keeps an identity's hosting precedences and costs and appData from its events, and the router data model answers them", async () => {
+    const data = { identityId: 'hank', name: 'hank', roleAttributes: [], isAdmin: false, disabled: false, updatedAt: '2026-11-22T10:00:00.000Z' };
+    const hosting = { defaultHostingPrecedence: 'required', defaultHostingCost: 7, serviceHostingPrecedences: { s1: 'failed' }, serviceHostingCosts: { s1: 40 }, appData: { site: 'lab' } };
+    await bus.publish(newChangeEvent('identity-auth', 'identity.created', { ...data, ...hosting }));
+    const stored = { default_hosting_precedence: 'required', default_hosting_cost: 7, service_hosting_precedences: { s1: 'failed' }, service_hosting_costs: { s1: 40 }, app_data: { site: 'lab' } };
+    expect(await until(() => row('identities', 'hank'), (r) => !!r)).toMatchObject(stored);
+    // An older identity-auth's event (no such fields): the stored ones stay.
+    await bus.publish(newChangeEvent('identity-auth', 'identity.updated', { ...data, name: 'hank2', updatedAt: '2026-11-22T11:00:00.000Z' }));
+    expect(await until(() => row('identities', 'hank'), (r) => r?.name === 'hank2')).toMatchObject(stored);
+    // Values that are no precedence or cost are not taken.
+    const odd = { defaultHostingPrecedence: 'sometimes', defaultHostingCost: -1, serviceHostingPrecedences: { s1: 'default', s2: 'never' }, serviceHostingCosts: { s1: 1.5, s2: 65535 } };
+    await bus.publish(newChangeEvent('identity-auth', 'identity.updated', { ...data, ...odd, name: 'hank3', updatedAt: '2026-11-22T12:00:00.000Z' }));
+    expect(await until(() => row('identities', 'hank'), (r) => r?.name === 'hank3')).toMatchObject({
+      ...stored,
+      service_hosting_precedences: { s1: 'default' },
+      service_hosting_costs: { s2: 65535 },
+    });
+    // A new identity from an event without them: the defaults.
+    await bus.publish(newChangeEvent('identity-auth', 'identity.created', { ...data, identityId: 'ivy', name: 'ivy' }));
+    expect(await until(() => row('identities', 'ivy'), (r) => !!r)).toMatchObject({
+      default_hosting_precedence: 'default', default_hosting_cost: 0, service_hosting_precedences: {}, service_hosting_costs: {}, app_data: {},
+    });
+
+    const client = internalTestClient(PolicyServiceClient, service.grpcAddress, 'policy');
+    try {
+      const m = await new Promise<RouterDataModel>((resolve, reject) =>
+        client.getRouterDataModel(GetRouterDataModelRequest.fromPartial({ partial: true, identityIds: ['hank', 'ivy'] }), new Metadata(), (err, res) => (err ? reject(err) : resolve(res))),
+      );
+      expect(m.identities.map(({ serviceConfigs, appDataJson, ...i }) => ({ ...i, appData: JSON.parse(appDataJson) }))).toEqual([
+        { id: 'hank', name: 'hank3', disabled: false, ...hosting, serviceHostingPrecedences: { s1: 'default' }, serviceHostingCosts: { s2: 65535 } },
+        { id: 'ivy', name: 'ivy', disabled: false, defaultHostingPrecedence: 'default', defaultHostingCost: 0, serviceHostingPrecedences: {}, serviceHostingCosts: {}, appData: {} },
+      ]);
+    } finally {
+      client.close();
+    }
   });
 
   it('skips identity events without the projected fields, and applies posture check events', async () => {

@@ -3,6 +3,7 @@ import type { ProjectionManager } from '../domain/projection-manager.js';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+const obj = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 const date = (v: unknown, fallback: string): Date => {
   const d = new Date(typeof v === 'string' && v ? v : fallback);
   return Number.isNaN(d.getTime()) ? new Date(fallback) : d;
@@ -15,7 +16,9 @@ const date = (v: unknown, fallback: string): Date => {
  * identity-auth that does not send them yet) are skipped, except deletes.
  *
  * Identity event data: `{identityId, name, roleAttributes, isAdmin, disabled, updatedAt, deleted?}`
- * (and, when sent, `typeId`, `isDefaultAdmin`, `externalId`, `authPolicyId`, `createdAt`, `tags`).
+ * (and, when sent, `typeId`, `isDefaultAdmin`, `externalId`, `authPolicyId`, `createdAt`, `tags`, and the
+ * router data model's `defaultHostingPrecedence`, `defaultHostingCost`, `serviceHostingPrecedences`,
+ * `serviceHostingCosts` and `appData`: those not sent keep their stored values).
  * Posture check event data: `{postureCheckId (or id), name, typeId, roleAttributes, updatedAt, deleted?}`
  * (and, when sent, `version`, `createdAt` and `detail`: the check as posture's `/posture-checks/{id}`
  * renders it, with its kind's fields).
@@ -49,7 +52,12 @@ async function onIdentity(projections: ProjectionManager, e: ChangeEvent, log: (
     externalId: d.externalId === undefined ? undefined : (str(d.externalId) ?? null),
     authPolicyId: str(d.authPolicyId),
     createdAt: typeof d.createdAt === 'string' ? date(d.createdAt, e.occurredAt) : undefined,
-    tags: d.tags !== null && typeof d.tags === 'object' && !Array.isArray(d.tags) ? (d.tags as Record<string, unknown>) : undefined,
+    tags: obj(d.tags),
+    defaultHostingPrecedence: str(d.defaultHostingPrecedence),
+    defaultHostingCost: typeof d.defaultHostingCost === 'number' ? d.defaultHostingCost : undefined,
+    serviceHostingPrecedences: obj(d.serviceHostingPrecedences) as Record<string, string> | undefined,
+    serviceHostingCosts: obj(d.serviceHostingCosts) as Record<string, number> | undefined,
+    appData: obj(d.appData),
   });
 }
 
@@ -72,6 +80,6 @@ async function onPostureCheck(projections: ProjectionManager, e: ChangeEvent, lo
     updatedAt: date(d.updatedAt, e.occurredAt),
     version: typeof d.version === 'number' ? d.version : undefined,
     createdAt: typeof d.createdAt === 'string' ? date(d.createdAt, e.occurredAt) : undefined,
-    detail: d.detail !== null && typeof d.detail === 'object' && !Array.isArray(d.detail) ? (d.detail as Record<string, unknown>) : undefined,
+    detail: obj(d.detail),
   });
 }

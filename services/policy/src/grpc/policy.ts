@@ -40,6 +40,15 @@ export function identityChange(r: SyncIdentityRequest): IdentityChange {
     authPolicyId: r.authPolicyId || undefined,
     createdAt: r.createdAt ? time(r.createdAt, new Date()) : undefined,
     tags: json(r.tagsJson),
+    ...(r.hosting
+      ? {
+          defaultHostingPrecedence: r.hosting.defaultPrecedence,
+          defaultHostingCost: r.hosting.defaultCost,
+          serviceHostingPrecedences: r.hosting.servicePrecedences,
+          serviceHostingCosts: r.hosting.serviceCosts,
+        }
+      : {}),
+    appData: json(r.appDataJson),
   };
 }
 

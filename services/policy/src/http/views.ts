@@ -220,17 +220,17 @@ const IDENTITY_SUBS = ['edge-router-policies', 'edge-routers', 'service-policies
 /**
  * `identityDetail` rendered from the projection (association lists of this context). The fields
  * identity-auth alone knows (authenticators, enrollments, sessions, SDK and environment info,
- * hosting costs, permissions) are shown empty.
+ * permissions) are shown empty.
  */
 export const identityDetail = (i: IdentityRecord) => ({
   ...base('identities', i, IDENTITY_SUBS),
   _links: { ...links('identities', i.id, IDENTITY_SUBS), 'auth-policies': { href: `./auth-policies/${i.authPolicyId}` } },
-  appData: {},
+  appData: i.appData,
   authPolicy: entityRef('auth-policies', i.authPolicyId, i.authPolicyId === 'default' ? 'Default' : i.authPolicyId),
   authPolicyId: i.authPolicyId,
   authenticators: {},
-  defaultHostingCost: 0,
-  defaultHostingPrecedence: 'default',
+  defaultHostingCost: i.defaultHostingCost,
+  defaultHostingPrecedence: i.defaultHostingPrecedence,
   disabled: i.disabled,
   edgeRouterConnectionStatus: 'offline',
   enrollment: {},
@@ -245,8 +245,8 @@ export const identityDetail = (i: IdentityRecord) => ({
   permissions: [],
   roleAttributes: i.roleAttributes,
   sdkInfo: {},
-  serviceHostingCosts: {},
-  serviceHostingPrecedences: {},
+  serviceHostingCosts: i.serviceHostingCosts,
+  serviceHostingPrecedences: i.serviceHostingPrecedences,
   type: entityRef('identity-types', i.typeId, i.typeId),
   typeId: i.typeId,
 });

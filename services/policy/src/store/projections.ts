@@ -17,6 +17,11 @@ const toIdentity = (r: any): IdentityRecord => ({
   authPolicyId: r.auth_policy_id,
   isSystem: r.is_system,
   tags: obj(r.tags),
+  defaultHostingPrecedence: r.default_hosting_precedence,
+  defaultHostingCost: r.default_hosting_cost,
+  serviceHostingPrecedences: obj(r.service_hosting_precedences) as Record<string, string>,
+  serviceHostingCosts: obj(r.service_hosting_costs) as Record<string, number>,
+  appData: obj(r.app_data),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -90,8 +95,14 @@ export class SqlIdentityProjection implements IdentityProjection {
       this.sql,
       'identity',
       'identities',
-      ['id', 'name', 'role_attributes', 'is_admin', 'is_default_admin', 'disabled', 'type_id', 'external_id', 'auth_policy_id', 'is_system', 'tags', 'created_at'],
-      [i.id, i.name, i.roleAttributes, i.isAdmin, i.isDefaultAdmin, i.disabled, i.typeId, i.externalId, i.authPolicyId, i.isSystem, JSON.stringify(i.tags), i.createdAt],
+      [
+        'id', 'name', 'role_attributes', 'is_admin', 'is_default_admin', 'disabled', 'type_id', 'external_id', 'auth_policy_id', 'is_system', 'tags',
+        'default_hosting_precedence', 'default_hosting_cost', 'service_hosting_precedences', 'service_hosting_costs', 'app_data', 'created_at',
+      ],
+      [
+        i.id, i.name, i.roleAttributes, i.isAdmin, i.isDefaultAdmin, i.disabled, i.typeId, i.externalId, i.authPolicyId, i.isSystem, JSON.stringify(i.tags),
+        i.defaultHostingPrecedence, i.defaultHostingCost, JSON.stringify(i.serviceHostingPrecedences), JSON.stringify(i.serviceHostingCosts), JSON.stringify(i.appData), i.createdAt,
+      ],
       i.updatedAt,
     );
   }

@@ -19,7 +19,9 @@ const SERVICE_POLICIES = `
          coalesce((SELECT array_agg(l."posture_check_id" ORDER BY l."posture_check_id") FROM "sp_posture_checks" l WHERE l."policy_id" = p."id"), '{}') AS "postureCheckIds"
   FROM "service_policies" p WHERE $1::text[] IS NULL OR p."id" = ANY($1) ORDER BY p."id"`;
 const IDENTITIES = `
-  SELECT i."id", i."name", i."disabled", c."configs"
+  SELECT i."id", i."name", i."disabled", i."default_hosting_precedence" AS "defaultHostingPrecedence",
+         i."default_hosting_cost" AS "defaultHostingCost", i."service_hosting_precedences" AS "serviceHostingPrecedences",
+         i."service_hosting_costs" AS "serviceHostingCosts", i."app_data"::text AS "appDataJson", c."configs"
   FROM "identities" i
   LEFT JOIN (
     SELECT x."identity_id", jsonb_object_agg(x."service_id", x."configs") AS "configs"
@@ -36,8 +38,6 @@ const POSTURE_CHECKS = `
 /**
  * The router data model in six set-based statements, run in one read-only REPEATABLE READ
  * transaction so every part is of the same instant (the fabric context diffs whole answers).
- * Policy keeps no hosting precedences, costs or appData of identities yet: they are the
- * defaults ("default", 0, `{}`).
  */
 export class SqlRouterDataModel implements RouterDataModelSource {
   constructor(private readonly db: Database) {}
@@ -56,11 +56,11 @@ export class SqlRouterDataModel implements RouterDataModelSource {
           id: r.id,
           name: r.name,
           disabled: r.disabled,
-          defaultHostingPrecedence: 'default',
-          defaultHostingCost: 0,
-          serviceHostingPrecedences: {},
-          serviceHostingCosts: {},
-          appDataJson: '{}',
+          defaultHostingPrecedence: r.defaultHostingPrecedence,
+          defaultHostingCost: r.defaultHostingCost,
+          serviceHostingPrecedences: r.serviceHostingPrecedences,
+          serviceHostingCosts: r.serviceHostingCosts,
+          appDataJson: r.appDataJson,
           serviceConfigs: Object.fromEntries(Object.entries((r.configs ?? {}) as Record<string, Record<string, string>>).map(([service, c]) => [service, { configs: c }])),
         }),
       );
