@@ -1,5 +1,5 @@
 import { shortId } from '@ziti/http-kit';
-import { projectionOf } from './identity-manager.js';
+import { projectionOf } from './identity-projection.js';
 import { DEFAULT_AUTH_POLICY_ID } from './identity-rules.js';
 import { PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX, USERNAME_MIN, generatePassword, hashPassword } from './password.js';
 import type { UnitOfWork } from './ports.js';

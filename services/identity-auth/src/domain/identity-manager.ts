@@ -17,7 +17,8 @@ import { type TraceSpecInput, traceOfSpec } from './trace.js';
 import { isDisabled } from './model.js';
 import type { EnrollmentInfo, NewEnrollment, PkiContext } from './pki-context.js';
 import { type FabricContext, withExtras } from './identity-extras.js';
-import type { DomainEvent, IdentityProjection, PolicyContext, PrincipalCache, Revocation, RevocationWriter, Transaction, UnitOfWork } from './ports.js';
+import { projectionOf } from './identity-projection.js';
+import type { DomainEvent, PolicyContext, PrincipalCache, Revocation, RevocationWriter, Transaction, UnitOfWork } from './ports.js';
 
 /** The longest lock a disable takes: about 292 years, the longest duration OpenZiti's controller can hold (Go's time.Duration). */
 const MAX_DISABLE_MINUTES = 153_722_867;
@@ -41,29 +42,6 @@ export interface TokenIdentityRequest {
   authPolicyId: string;
   /** The certificate signed from the enrollment's CSR (chain PEM), or null for token authentication. */
   cert: { certPem: string; fingerprint: string } | null;
-}
-
-/** The projection of an identity other contexts keep (`disabled` as of now). */
-export function projectionOf(i: Identity, now = new Date()): IdentityProjection {
-  return {
-    id: i.id,
-    name: i.name,
-    roleAttributes: i.roleAttributes,
-    isAdmin: i.isAdmin,
-    disabled: isDisabled(i, now),
-    updatedAt: i.updatedAt,
-    typeId: i.typeId,
-    isDefaultAdmin: i.isDefaultAdmin,
-    externalId: i.externalId,
-    authPolicyId: i.authPolicyId,
-    createdAt: i.createdAt,
-    tags: i.tags,
-    defaultHostingPrecedence: i.defaultHostingPrecedence,
-    defaultHostingCost: i.defaultHostingCost,
-    serviceHostingPrecedences: i.serviceHostingPrecedences,
-    serviceHostingCosts: i.serviceHostingCosts,
-    appData: i.appData,
-  };
 }
 
 interface Committed {

@@ -1,7 +1,7 @@
 import { ApiError } from '@ziti/errors';
 import { type IntegrityHandlers, type IntegritySql, REFERENCE_GRACE_SECONDS, findingsFor, integrityPageSize, outboxIntegrityCheck } from '@ziti/service-kit';
 import { syncIdentityRequest } from '../clients/policy-client.js';
-import { projectionOf } from '../domain/identity-manager.js';
+import { projectionOf } from '../domain/identity-projection.js';
 import type { IdentityIntegrity } from '../domain/integrity-manager.js';
 
 /** `ziti.v1.IntegrityService` of identity-auth. */
