@@ -57,6 +57,8 @@ export const INTERNAL_RPC_CALLERS: Readonly<Record<string, readonly ContextName[
   '/ziti.v1.FabricService/GetRouterStates': ['policy'],
   '/ziti.v1.FabricService/DisconnectRouter': ['policy'],
   '/ziti.v1.FabricService/GetIdentityConnections': ['identity-auth'],
+  '/ziti.v1.FabricService/RelayRoute': ['fabric'],
+  '/ziti.v1.FabricService/RelayToRouter': ['fabric'],
   // every context, for the gateway: readiness, counts, snapshots, data integrity
   '/ziti.v1.HealthService/Check': ['gateway'],
   '/ziti.v1.MaintenanceService/CountEntities': ['gateway'],

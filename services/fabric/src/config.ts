@@ -22,8 +22,10 @@ export interface Config extends ContextConfig {
   pkiEnrollmentGrpc: string;
   sessionGrpc: string;
   ctrl: CtrlListenConfig;
-  /** ZITI_INSTANCE_ID, else the host name: this replica's name in router presence and logs. */
+  /** ZITI_INSTANCE_ID, else the host name: the controller id routers see (set the same on every replica). */
   replica: string;
+  /** ZITI_FABRIC_RELAY_ADDRESS `host:port`: where other replicas reach this one's gRPC (default its gRPC listener). */
+  relayAddress?: string;
 }
 
 /** `host:port` (IPv6 hosts in brackets); throws a configuration error naming the key otherwise. */
@@ -46,5 +48,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionGrpc: peerAddress(env, 'SESSION_GRPC', '127.0.0.1:18204'),
     ctrl: { ...listen, advertisedAddress: advertised || undefined },
     replica: env.ZITI_INSTANCE_ID?.trim() || hostname(),
+    relayAddress: relayAddressOf(env),
   };
+}
+
+function relayAddressOf(env: NodeJS.ProcessEnv): string | undefined {
+  const v = env.ZITI_FABRIC_RELAY_ADDRESS?.trim();
+  if (!v) return undefined;
+  parseHostPort(v, 'ZITI_FABRIC_RELAY_ADDRESS');
+  return v;
 }

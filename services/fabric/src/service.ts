@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createSchemaPool, schemaMaintenance } from '@ziti/db-kit';
 import { createServiceApp } from '@ziti/http-kit';
@@ -21,9 +21,14 @@ import { linkHandlers } from './http/links.js';
 import { LinkTable, linkEventData, linkOfEvent } from './ctrl/links.js';
 import { PeerStates } from './ctrl/router-links.js';
 import { ConnectedRouters } from './ctrl/topology.js';
+import { RouterRelay } from './ctrl/relay.js';
+import { ReplicaStore } from './store/replicas.js';
 import { LinkStore } from './store/links.js';
 import { type PublicKeyEntity, REVOCATION_CHANGE, type RevocationEntity } from './rdm/model.js';
-import { RdmPublisher } from './rdm/publisher.js';
+import { RdmLeader } from './rdm/leader.js';
+import { RdmPublisher, type RdmSources } from './rdm/publisher.js';
+import { Leadership } from './store/leadership.js';
+import { RdmChangeSetStore } from './store/rdm-change-sets.js';
 import { SCHEMA, SERVICE_NAME } from './schema.js';
 import { PresenceStore } from './store/presence.js';
 import { CircuitStore } from './store/circuits.js';
@@ -34,14 +39,24 @@ import { parseHostPort } from './config.js';
 export const CONTROLLER_VERSION = 'v2.0.3';
 const RESYNC_MS = 60_000;
 const CURRENT_INDEX_MS = 30_000;
+/** How often a replica looks for change sets whose signal it missed. */
+const CATCH_UP_MS = 5_000;
 const RENEW_MS = 6 * 3600_000;
 /** How often every link is read again (converges link events another replica's change missed). */
 const LINK_RELOAD_MS = 30_000;
+/** How often a replica says it is live and takes over what gone replicas held. */
+const REPLICA_BEAT_MS = 5_000;
 
 export interface ServiceDeps extends ContextDeps, PeerAddresses {
   ctrl: CtrlListenConfig;
-  /** This replica's name (presence rows, the controller id routers see). Default the host name. */
+  /** The controller id routers see (the same on every replica). Default the host name. */
   replica?: string;
+  /**
+   * `host:port` other replicas reach this one's gRPC at, to relay routes to the routers it holds
+   * (ZITI_FABRIC_RELAY_ADDRESS; in Kubernetes the pod IP and the gRPC port). Default the gRPC
+   * listener's own address.
+   */
+  relayAddress?: string;
   poolSize?: number;
 }
 
@@ -60,16 +75,21 @@ const sha1 = (der: Buffer) => createHash('sha1').update(der).digest('hex');
  */
 export async function startService(deps: ServiceDeps): Promise<RunningService> {
   let ctrlPort = 0;
-  const replica = deps.replica || hostname();
+  const controllerId = deps.replica || hostname();
+  // This process's own id among the replicas (presence rows, circuits, links it holds): new at each start.
+  const replica = `${controllerId}-${randomBytes(4).toString('hex')}`;
+  let relayAddress = deps.relayAddress ?? '';
   const running = await startContext(SERVICE_NAME, deps, async ({ log, problemLog, onStop }) => {
     const pool = createSchemaPool(deps.databaseUrl, SCHEMA, { max: deps.poolSize ?? 10 }, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
     onStop(() => pool.end());
     const peers = cachedPeers(grpcPeers(deps));
     onStop(() => peers.close());
     const presence = new PresenceStore(pool, replica);
-    await presence.resetReplica();
     const circuitStore = new CircuitStore(pool, replica);
-    await circuitStore.resetReplica();
+    // Live before anything is written in this replica's name (another replica takes over the rows of replicas it does not see).
+    const replicas = new ReplicaStore(pool, replica);
+    await replicas.heartbeat(relayAddress);
+    onStop(() => replicas.leave().catch((err) => problemLog('fabric: replica row not removed', err)));
 
     const advertised = deps.ctrl.advertisedAddress ? parseHostPort(deps.ctrl.advertisedAddress, 'ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS').host : undefined;
     let identity: CtrlIdentity = await retry(() => issueCtrlIdentity(peers, ctrlSans(advertised)), log);
@@ -83,7 +103,21 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     };
     const revocations = async (ids?: readonly string[]): Promise<RevocationEntity[]> =>
       (await liveRevocations(peers, ids)).map((r) => ({ id: r.id, type: r.type, expiresAtMs: Number(r.expiresAtMs), issuedBeforeMs: Number(r.issuedBeforeMs) }));
-    const rdm = new RdmPublisher({ policyModel: (only) => peers.getRouterDataModel(only), publicKeys, revocations }, new RdmStateStore(pool), problemLog);
+    const sources: RdmSources = { policyModel: (only) => peers.getRouterDataModel(only), publicKeys, revocations };
+    const rdmState = new RdmStateStore(pool);
+    const changeSets = new RdmChangeSetStore(pool);
+    const rdm = new RdmPublisher(sources, rdmState, changeSets, problemLog);
+    const leader = new RdmLeader({
+      sources,
+      publisher: rdm,
+      state: rdmState,
+      changeSets,
+      stored: (index) => void deps.bus.publish(newChangeEvent(EVENT_SOURCE, 'rdm.change-set', { index })).catch((err) => problemLog('fabric: change set signal not published', err)),
+      problem: problemLog,
+    });
+    // One replica leads the model (makes its change sets); every replica applies them.
+    const leadership = new Leadership(pool, 'ziti.fabric.router-data-model', { lead: () => leader.lead(), lose: () => leader.lose() }, problemLog);
+    onStop(() => leadership.stop());
 
     let registry: RouterRegistry | undefined;
     const edge = () => registry?.edgeChannels() ?? [];
@@ -102,6 +136,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const stopping = { stopped: false };
     const loading = (async () => {
       await retry(() => rdm.start(), log, Infinity, stopping);
+      if (!stopping.stopped) leadership.start();
       await retry(() => legacy.start(deps.bus), log, Infinity, stopping);
     })().catch((err) => { if (!stopping.stopped) problemLog('fabric: start of the data model failed', err); });
     onStop(async () => {
@@ -121,10 +156,13 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     await links.load();
     const routers = new ConnectedRouters((id) => registry?.routerOf(id));
     const peerStates = new PeerStates({ presence, held: () => registry?.channels() ?? [], problem: problemLog });
+    const relay = new RouterRelay({ channelOf: (id) => registry?.channelOf(id), holderOf: (id) => replicas.holderOf(id), problem: problemLog });
+    onStop(() => relay.close());
     const circuits: Circuits = new Circuits({
       peers,
       sessions,
-      channelOf: (id) => registry?.channelOf(id),
+      relay,
+      faultElsewhere: (circuitIds) => publish('circuit.faulted', { circuitIds }),
       routerOf: (id) => routers.get(id),
       usableLinks: () => links.usable(),
       encryptionRequired: (serviceId) => rdm.serviceEncryptionRequired(serviceId),
@@ -149,6 +187,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       links,
       peerStates: () => peerStates,
       connectedAnywhere: (id) => routers.has(id),
+      relay,
       controllerVersion: CONTROLLER_VERSION,
       log,
       problem: problemLog,
@@ -159,18 +198,26 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const changes = await deps.bus.subscribeBroadcast('policy', ['router-data-model.changed'], async (e) => {
       const list = (e.data as { changes?: unknown }).changes;
       const named = Array.isArray(list) ? list.filter((c): c is { kind: string; id: string } => typeof c?.kind === 'string' && typeof c?.id === 'string') : [];
-      void (named.length > 0 ? rdm.changed(named) : rdm.refresh());
+      void (named.length > 0 ? leader.changed(named) : leader.refresh());
     });
     onStop(() => changes.stop());
     // A new revocation (OIDC logout, refresh rotation, identity disabled, POST /revocations) reaches routers as a change.
     const revoked = await deps.bus.subscribeBroadcast('identity-auth', ['revocation.created'], async (e) => {
       const id = (e.data as { revocationId?: unknown }).revocationId;
-      if (typeof id === 'string' && id.length > 0) void rdm.changed([{ kind: REVOCATION_CHANGE, id }]);
+      if (typeof id === 'string' && id.length > 0) void leader.changed([{ kind: REVOCATION_CHANGE, id }]);
     });
     onStop(() => revoked.stop());
+    // The leader stored a change set: every replica applies it and sends it to its routers.
+    const stored = await deps.bus.subscribeBroadcast('fabric', ['rdm.change-set'], async () => void rdm.catchUp());
+    onStop(() => stored.stop());
     // Every replica's routers and links: peers learn of each other, paths see every router and link.
-    const topology = await deps.bus.subscribeBroadcast('fabric', ['router.connected', 'router.disconnected', 'link.routerLinkNew', 'link.fault', 'link.duplicate'], async (e) => {
+    const topology = await deps.bus.subscribeBroadcast('fabric', ['router.connected', 'router.disconnected', 'link.routerLinkNew', 'link.fault', 'link.duplicate', 'circuit.faulted'], async (e) => {
       const d = e.data as Record<string, unknown>;
+      if (e.type === 'circuit.faulted') {
+        // A router held elsewhere faulted circuits: the replica owning them ends them.
+        for (const id of Array.isArray(d.circuitIds) ? d.circuitIds.slice(0, 10_000) : []) if (typeof id === 'string') circuits.remove(id);
+        return;
+      }
       const routerId = typeof d.routerId === 'string' ? d.routerId : '';
       const connectionId = typeof d.connectionId === 'string' ? d.connectionId : '';
       if (e.type === 'router.connected' && routerId) {
@@ -188,19 +235,44 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     onStop(() => topology.stop());
     const deleted = await deps.bus.subscribeBroadcast('policy', ['router.deleted'], async (e) => {
       const id = (e.data as { routerId?: unknown }).routerId;
-      if (typeof id === 'string' && id) peerStates.disconnected(id, true);
+      if (typeof id === 'string' && id) {
+        peerStates.disconnected(id, true);
+        circuits.routerDeleted(id);
+      }
     });
     onStop(() => deleted.stop());
     const timers = [
-      setInterval(() => void rdm.refresh().then(() => legacy.reload()).catch((err) => problemLog('fabric: periodic resync failed', err)), RESYNC_MS),
+      setInterval(
+        () =>
+          void leader
+            .refresh()
+            .then(() => rdm.refreshKeys())
+            .then(() => legacy.reload())
+            .catch((err) => problemLog('fabric: periodic resync failed', err)),
+        RESYNC_MS,
+      ),
       setInterval(() => rdm.tick(), CURRENT_INDEX_MS),
+      setInterval(() => void rdm.catchUp(), CATCH_UP_MS),
+      setInterval(
+        () =>
+          void replicas
+            .heartbeat(relayAddress)
+            .then(() => replicas.takeOver())
+            .then(async ({ circuitIds, routerIds }) => {
+              if (circuitIds.length > 0) log(`fabric: took over ${circuitIds.length} circuit(s) of a replica that is gone`);
+              await circuits.adopt(circuitIds);
+              for (const routerId of routerIds) publish('router.disconnected', { routerId, at: new Date().toISOString(), reason: 'its control plane replica is gone', connectionId: '' });
+            })
+            .catch((err) => problemLog('fabric: replica heartbeat failed', err)),
+        REPLICA_BEAT_MS,
+      ),
       setInterval(() => void links.load().catch((err) => problemLog('fabric: links not read again', err)), LINK_RELOAD_MS),
     ];
     const listener = await startCtrlListener(deps.ctrl.host, deps.ctrl.port, {
       peers,
       registry: reg,
       identity: () => identity,
-      controllerId: replica,
+      controllerId,
       controllerVersion: `${CONTROLLER_VERSION}|ziti-controller|${new Date().toISOString().slice(0, 19).replace('T', ' ')}|${process.platform}|${process.arch}`,
       log,
       problem: problemLog,
@@ -235,10 +307,12 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     return {
       app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: { ...circuitHandlers(circuitStore), ...linkHandlers(linkStore, routerNames) }, ready }),
       // IntegrityService like every context (it holds no references the check covers yet: every method answers UNIMPLEMENTED to the gateway).
-      grpc: [fabricService(presence, reg), integrityService({}), maintenanceService(schemaMaintenance({ databaseUrl: deps.databaseUrl, schema: SCHEMA, context: SERVICE_NAME, pool, counts: {} }), log)],
+      grpc: [fabricService(presence, reg, relay), integrityService({}), maintenanceService(schemaMaintenance({ databaseUrl: deps.databaseUrl, schema: SCHEMA, context: SERVICE_NAME, pool, counts: {} }), log)],
       ready,
     };
   });
+  // Where the others relay to this replica: its gRPC listener unless told otherwise (the heartbeat carries it).
+  if (!relayAddress) relayAddress = running.grpcAddress;
   return { ...running, ctrlPort, ctrlAddress: `${deps.ctrl.host}:${ctrlPort}` };
 }
 

@@ -47,8 +47,13 @@ export interface CircuitEvents {
 export interface CircuitDeps {
   peers: Peers;
   sessions: SessionValidator;
-  /** The channel of a router this replica holds, if any. */
-  channelOf(routerId: string): RouterChannel | undefined;
+  /** Routes and unroutes to any router, whichever replica holds it. */
+  relay: {
+    routeAnywhere(routerId: string, body: Uint8Array, timeoutMs: number): Promise<Map<number, Buffer> | undefined>;
+    sendAnywhere(routerId: string, contentType: number, body: Uint8Array): void;
+  };
+  /** Faults of circuits another replica owns (they are passed on to it). */
+  faultElsewhere(circuitIds: string[]): void;
   /** A router connected to the control plane (any replica), as paths weigh it. */
   routerOf(routerId: string): PathRouter | undefined;
   /** The links paths may cross. */
@@ -57,7 +62,13 @@ export interface CircuitDeps {
   encryptionRequired(serviceId: string): boolean;
   events: CircuitEvents;
   /** Where live circuits are listed from (fabric `/circuits`). */
-  store: { add(c: Circuit): Promise<void>; remove(id: string): Promise<void> };
+  store: {
+    add(c: Circuit): Promise<void>;
+    remove(id: string): Promise<void>;
+    /** Of these ids, the circuits that exist (any replica's). */
+    existing(ids: readonly string[]): Promise<Set<string>>;
+    byIds(ids: readonly string[]): Promise<Circuit[]>;
+  };
   problem(m: string, err?: unknown): void;
 }
 
@@ -90,7 +101,7 @@ export function chooseTerminator(
   return pick[Math.floor(Math.random() * pick.length)];
 }
 
-type RouteOutcome = { ok: true; results: Message[] } | { ok: false; error: string; code: number | undefined; succeeded: string[] };
+type RouteOutcome = { ok: true; results: Map<number, Buffer>[] } | { ok: false; error: string; code: number | undefined; succeeded: string[] };
 
 /** The live circuits of this replica and their creation (reference §2.d; one router per path). */
 export class Circuits {
@@ -108,9 +119,25 @@ export class Circuits {
     return this.live.get(id);
   }
 
-  /** An ingress (0) or egress (1) fault ends the circuits it names. */
+  /** An ingress (0) or egress (1) fault ends the circuits it names (those of other replicas through them). */
   faulted(f: ctrlPb.Fault): void {
-    if (f.subject === ctrlPb.FaultSubject.IngressFault || f.subject === ctrlPb.FaultSubject.EgressFault) for (const id of f.id.split(' ').slice(0, 10_000)) this.remove(id);
+    if (f.subject !== ctrlPb.FaultSubject.IngressFault && f.subject !== ctrlPb.FaultSubject.EgressFault) return;
+    const elsewhere = f.id.split(' ').slice(0, 10_000).filter((id) => id && !this.remove(id));
+    if (elsewhere.length > 0) this.d.faultElsewhere(elsewhere);
+  }
+
+  /** Circuits of a replica that is gone, now this replica's (from their rows). */
+  async adopt(ids: readonly string[]): Promise<void> {
+    for (const c of await this.d.store.byIds(ids)) if (!this.live.has(c.id)) this.live.set(c.id, c);
+  }
+
+  /**
+   * A router was deleted: the circuits it begins or ends go, since no fault will come for them
+   * (OpenZiti `routerDeleted`). A router that only disconnects keeps its circuits: routers go on
+   * forwarding while the control plane is away.
+   */
+  routerDeleted(routerId: string): void {
+    for (const c of [...this.live.values()]) if (c.path[0] === routerId || c.path[c.path.length - 1] === routerId) this.remove(c.id);
   }
 
   /** A link went: each circuit crossing it takes a new path between its ends, or ends (OpenZiti `rerouteLink`). */
@@ -121,12 +148,13 @@ export class Circuits {
   /** The handlers of one router's channel: create requests and confirmations (faults come through `faulted`). */
   attach(ch: RouterChannel, routerId: string): void {
     ch.handle(CT.CreateCircuitV2Request, (m) => this.create(ch, routerId, m));
-    ch.handle(CT.CircuitConfirmation, (m) => {
-      const c = CircuitConfirmation.decode(m.body);
-      for (const id of c.circuitIds.slice(0, 100_000)) if (!this.live.has(id)) ch.send(CT.Unroute, Unroute.encode({ circuitId: id, now: true }).finish());
-    });
-    ch.onClose(() => {
-      for (const c of this.live.values()) if (c.path.includes(routerId)) this.remove(c.id);
+    // The circuits a router holds that no replica knows are unrouted (OpenZiti's confirmation).
+    ch.handle(CT.CircuitConfirmation, async (m) => {
+      const ids = CircuitConfirmation.decode(m.body).circuitIds.slice(0, 100_000).filter((id) => !this.live.has(id));
+      if (ids.length === 0) return;
+      const known = await this.d.store.existing(ids).catch(() => undefined);
+      if (!known) return;
+      for (const id of ids) if (!known.has(id)) ch.send(CT.Unroute, Unroute.encode({ circuitId: id, now: true }).finish());
     });
   }
 
@@ -138,7 +166,7 @@ export class Circuits {
     const added = this.listed.get(circuitId) ?? Promise.resolve();
     this.listed.delete(circuitId);
     void added.then(() => this.d.store.remove(circuitId)).catch((err) => this.d.problem(`fabric: circuit ${circuitId} not removed from the list`, err));
-    for (const r of c.path) this.d.channelOf(r)?.send(CT.Unroute, Unroute.encode({ circuitId, now: true }).finish());
+    this.unroute(circuitId, c.path);
     this.d.events.deleted(c);
     return true;
   }
@@ -197,12 +225,12 @@ export class Circuits {
       this.unroute(circuitId, path.routers);
       return fail(outcome.error, EdgeErrorCode.Internal);
     }
-    const result = outcome.results[outcome.results.length - 1]!;
+    const resultHeaders = outcome.results[outcome.results.length - 1]!;
     const out = new Map<number, Buffer>();
     for (const [k, v] of Object.entries(terminator.peerData)) out.set(Number(k), Buffer.from(v, 'base64'));
     // The terminator's peer data the route result carries (e.g. the host's public key, 1003): its
     // headers from 1000 on, but the route result's own (1100–1104) and the addresses (1110–1113).
-    for (const [k, v] of result.headers) if (k >= 1000 && (k < 1100 || k > 1104) && !ADDRESS_KEYS.has(k)) out.set(k, v);
+    for (const [k, v] of resultHeaders) if (k >= 1000 && (k < 1100 || k > 1104) && !ADDRESS_KEYS.has(k)) out.set(k, v);
     const c: Circuit = {
       id: circuitId,
       serviceId: session.serviceId,
@@ -241,29 +269,18 @@ export class Circuits {
     target: { binding: string; address: string; peerData: Record<number, Buffer> },
   ): Promise<RouteOutcome> {
     const msgs = routeMessages(path, { circuitId, ...ids, timeoutNs: ROUTE_TIMEOUT_MS * 1_000_000 }, { binding: target.binding, destination: target.address, peerData: target.peerData });
-    const channels = msgs.map((m) => this.d.channelOf(m.routerId));
-    const missing = msgs.findIndex((_, i) => !channels[i]);
-    if (missing >= 0) return { ok: false, error: `router ${msgs[missing]!.routerId} of the path is not connected to this controller`, code: undefined, succeeded: [] };
-    const answers = await Promise.all(
-      msgs.map(async (m, i) => {
-        try {
-          return { routerId: m.routerId, result: await channels[i]!.request(CT.Route, Route.encode(m.route).finish(), undefined, ROUTE_TIMEOUT_MS) };
-        } catch {
-          return { routerId: m.routerId, result: undefined };
-        }
-      }),
-    );
-    const succeeded = answers.filter((a) => a.result?.headers.has(H.RouteSuccess)).map((a) => a.routerId);
-    const failed = answers.find((a) => !a.result?.headers.has(H.RouteSuccess));
-    if (!failed) return { ok: true, results: answers.map((a) => a.result!) };
-    if (!failed.result) return { ok: false, error: 'timeout waiting for the route result', code: undefined, succeeded };
-    const code = getUint32(failed.result.headers, H.RouteErrorCode) ?? failed.result.headers.get(H.RouteErrorCode)?.[0];
-    return { ok: false, error: getString(failed.result.headers, H.RouteError) || 'route failed', code, succeeded };
+    const answers = await Promise.all(msgs.map(async (m) => ({ routerId: m.routerId, headers: await this.d.relay.routeAnywhere(m.routerId, Route.encode(m.route).finish(), ROUTE_TIMEOUT_MS) })));
+    const succeeded = answers.filter((a) => a.headers?.has(H.RouteSuccess)).map((a) => a.routerId);
+    const failed = answers.find((a) => !a.headers?.has(H.RouteSuccess));
+    if (!failed) return { ok: true, results: answers.map((a) => a.headers!) };
+    if (!failed.headers) return { ok: false, error: 'timeout waiting for the route result', code: undefined, succeeded };
+    const code = getUint32(failed.headers, H.RouteErrorCode) ?? failed.headers.get(H.RouteErrorCode)?.[0];
+    return { ok: false, error: getString(failed.headers, H.RouteError) || 'route failed', code, succeeded };
   }
 
   private unroute(circuitId: string, routers: readonly string[]): void {
     const body = Unroute.encode({ circuitId, now: true }).finish();
-    for (const r of routers) this.d.channelOf(r)?.send(CT.Unroute, body);
+    for (const r of routers) this.d.relay.sendAnywhere(r, CT.Unroute, body);
   }
 
   /** A new path between the circuit's ends, routed with OpenZiti's reroute attempt; or the circuit ends. */

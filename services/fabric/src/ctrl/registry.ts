@@ -36,6 +36,8 @@ export interface RegistryDeps {
   peerStates: () => PeerStates;
   /** Whether a router is connected to the control plane (any replica). */
   connectedAnywhere(routerId: string): boolean;
+  /** Messages to routers other replicas hold. */
+  relay: { sendAnywhere(routerId: string, contentType: number, body: Uint8Array): void };
   controllerVersion: string;
   log(m: string): void;
   problem(m: string, err?: unknown): void;
@@ -164,7 +166,7 @@ export class RouterRegistry {
       if (f.subject === ctrlPb.FaultSubject.LinkFault || f.subject === ctrlPb.FaultSubject.LinkDuplicate) {
         const gone = this.d.links.faulted(f.id, f.iteration, f.subject === ctrlPb.FaultSubject.LinkDuplicate);
         const other = gone && (gone.srcRouterId === router.id ? gone.dstRouterId : gone.srcRouterId);
-        if (other) this.channelOf(other)?.send(CT.Fault, ctrlPb.Fault.encode({ ...f, subject: ctrlPb.FaultSubject.LinkFault }).finish());
+        if (other) this.d.relay.sendAnywhere(other, CT.Fault, ctrlPb.Fault.encode({ ...f, subject: ctrlPb.FaultSubject.LinkFault }).finish());
       } else this.d.circuits().faulted(f);
     });
     // Reports this controller does not act on yet (metrics, alerts): accepted and dropped.

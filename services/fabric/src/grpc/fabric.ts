@@ -27,8 +27,20 @@ export interface Disconnector {
   disconnect(routerId: string, reason: string): boolean;
 }
 
+/** What another replica may ask of the routers this replica holds. */
+export interface LocalRelay {
+  /** Sends the Route and answers the RouteResult's headers; undefined when the router is not held here or did not answer. */
+  route(routerId: string, route: Uint8Array, timeoutMs: number): Promise<Map<number, Buffer> | undefined>;
+  /** Sends one message; false when the router is not held here. */
+  send(routerId: string, contentType: number, body: Uint8Array): boolean;
+}
+
+/** The content types another replica may relay to a router (Unroute, Fault). */
+const RELAYED_TYPES = new Set([1006, 1004]);
+const MAX_RELAY_TIMEOUT_MS = 30_000;
+
 /** `ziti.v1.FabricService`: routers' live state, disconnects, identities' router connections. */
-export function fabricService(presence: PresenceStore, routers: Disconnector): GrpcServiceBinding {
+export function fabricService(presence: PresenceStore, routers: Disconnector, relay: LocalRelay): GrpcServiceBinding {
   const impl: FabricServiceServer = {
     getRouterStates: unary(async (req) => {
       const ids = boundedIds(req.routerIds, 'routerIds');
@@ -50,6 +62,14 @@ export function fabricService(presence: PresenceStore, routers: Disconnector): G
       };
     }),
     disconnectRouter: unary(async (req) => ({ wasConnected: routers.disconnect(req.routerId, req.reason || 'disconnected by the controller') })),
+    relayRoute: unary(async (req) => {
+      const headers = await relay.route(req.routerId, req.route, Math.min(MAX_RELAY_TIMEOUT_MS, req.timeoutMs || 10_000));
+      return { answered: headers !== undefined, headers: headers ? Object.fromEntries(headers) : {} };
+    }),
+    relayToRouter: unary(async (req) => {
+      if (!RELAYED_TYPES.has(req.contentType)) throw ApiError.field('contentType', 'only Unroute (1006) and Fault (1004) are relayed', req.contentType);
+      return { delivered: relay.send(req.routerId, req.contentType, req.body) };
+    }),
     getIdentityConnections: unary(async (req) => ({
       connectedIdentityIds: await presence.connectedIdentities(boundedIds(req.identityIds, 'identityIds'), IDENTITY_CONNECTION_SECONDS),
     })),

@@ -1,21 +1,7 @@
 import type { GetRouterDataModelRequest, RouterDataModel } from '@ziti/proto';
+import type { RdmChangeSetStore, StoredChangeSet } from '../store/rdm-change-sets.js';
 import type { RdmStateStore } from '../store/rdm-state.js';
-import {
-  CHANGE_KINDS,
-  type ChangeKind,
-  type EntityKind,
-  type Model,
-  type ModelChange,
-  type ModelEntity,
-  type PublicKeyEntity,
-  REVOCATION_CHANGE,
-  type RevocationEntity,
-  buildModel,
-  diffModels,
-  orderedEntities,
-  patchModel,
-  publicKeysOf,
-} from './model.js';
+import { type Model, type ModelChange, type ModelEntity, type PublicKeyEntity, type RevocationEntity, buildModel, diffModels, orderedEntities, publicKeysOf } from './model.js';
 
 /** How the model reaches a router (the wire encoding lives in `wire.ts`). */
 export interface RdmSink {
@@ -55,17 +41,17 @@ export interface RdmSources {
   revocations(ids?: readonly string[]): Promise<RevocationEntity[]>;
 }
 
-const EMPTY_POLICY_MODEL: RouterDataModel = { configTypes: [], configs: [], identities: [], services: [], servicePolicies: [], postureChecks: [] };
-
 /** Change sets kept for routers that resubscribe a little behind (beyond: a full state). */
-const REPLAY_LOG = 1000;
+export const REPLAY_LOG = 1000;
 const MIN_SUBSCRIPTION_S = 10;
 const MAX_SUBSCRIPTION_S = 360;
 
 /**
- * The router data model of this replica: built from policy's part and the public keys, refreshed
- * whenever a change is signalled (and on a timer, which converges missed signals), diffed into
- * change sets with a durable monotonic index, and sent to every live subscription in order.
+ * The router data model as this replica holds it and serves it to its routers. Every replica
+ * holds the same model at the same index: the change sets are made by the leading replica
+ * (`RdmLeader`), stored in `fabric.rdm_change_sets` with their index, and every replica applies
+ * them in index order (`catchUp`) and sends each to its subscriptions. A subscription is answered
+ * from the last change sets when the router's index allows, else with the full state.
  */
 export class RdmPublisher {
   private model: Model = new Map();
@@ -73,35 +59,34 @@ export class RdmPublisher {
   private index = 0;
   private readonly log: ChangeSet[] = [];
   private readonly subs = new Map<string, Subscription>();
-  private refreshing: Promise<void> | undefined;
-  private again = false;
-  /** What the next refresh reads: everything, or the entities changes named. */
-  private wantFull = false;
-  private named = new Map<EntityKind, Set<string>>();
   private loaded = false;
-  /** A change was signalled while the model was loading: read it all again once loaded. */
-  private changedWhileLoading = false;
+  private catching: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly sources: RdmSources,
     private readonly state: RdmStateStore,
+    private readonly changeSets: RdmChangeSetStore,
     private readonly problem: (m: string, err?: unknown) => void,
   ) {}
 
-  /** Loads the position and the first model. */
+  /** Loads the model: the position first, then everything (a change after the position is applied again, harmlessly). */
   async start(): Promise<void> {
-    const pos = await this.state.load();
-    this.timelineId = pos.timelineId;
-    this.index = pos.index;
-    this.model = await this.readAll();
+    await this.reload();
     this.loaded = true;
-    // Routers that subscribed while the model was loading get their full state now.
-    for (const sub of this.subs.values()) sub.sink.fullState(orderedEntities(this.model), this.index, this.timelineId, sub.id);
-    if (this.changedWhileLoading) void this.refresh();
+    await this.catchUp();
   }
 
   get position(): { timelineId: string; index: number } {
     return { timelineId: this.timelineId, index: this.index };
+  }
+
+  get ready(): boolean {
+    return this.loaded;
+  }
+
+  /** The model as it stands (the leader diffs against it). */
+  current(): Model {
+    return this.model;
   }
 
   /** Whether a service of the model requires end-to-end encryption. */
@@ -110,8 +95,10 @@ export class RdmPublisher {
     return v?.encryptionRequired === true;
   }
 
-  get ready(): boolean {
-    return this.loaded;
+  /** Everything, as the sources answer now. */
+  async readAll(): Promise<Model> {
+    const [policy, keys, revocations] = await Promise.all([this.sources.policyModel(), this.sources.publicKeys(), this.sources.revocations()]);
+    return buildModel(policy, keys, revocations);
   }
 
   /** The public keys, for the synthetic change set sent after a router's hello. */
@@ -140,57 +127,6 @@ export class RdmPublisher {
     if (sink === undefined || this.subs.get(routerId)?.sink === sink) this.subs.delete(routerId);
   }
 
-  /**
-   * Entities changed (`router-data-model.changed`): only they are read again, then diffed (coalesced
-   * with a refresh already running). An unknown kind makes the next refresh whole.
-   */
-  changed(changes: readonly { kind: string; id: string }[]): Promise<void> {
-    if (!this.loaded) return this.whileLoading();
-    for (const c of changes) {
-      const kind = c.kind === REVOCATION_CHANGE ? 'revocation' : CHANGE_KINDS[c.kind as ChangeKind]?.kind;
-      if (!kind) this.wantFull = true;
-      else {
-        const set = this.named.get(kind) ?? new Set<string>();
-        set.add(c.id);
-        this.named.set(kind, set);
-      }
-    }
-    return this.kick();
-  }
-
-  /** Reads the whole model again (the periodic convergence, key rotation). */
-  refresh(): Promise<void> {
-    if (!this.loaded) return this.whileLoading();
-    this.wantFull = true;
-    return this.kick();
-  }
-
-  /** Before the first load nothing is diffed (the load reads everything); a change then asks for one more read. */
-  private whileLoading(): Promise<void> {
-    this.changedWhileLoading = true;
-    return Promise.resolve();
-  }
-
-  private kick(): Promise<void> {
-    if (this.refreshing) {
-      this.again = true;
-      return this.refreshing;
-    }
-    this.refreshing = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.refreshOnce();
-        } while (this.again || this.wantFull || this.named.size > 0);
-      } catch (err) {
-        this.problem('fabric: router data model refresh failed', err);
-      } finally {
-        this.refreshing = undefined;
-      }
-    })();
-    return this.refreshing;
-  }
-
   /** Every 30 s: routers learn the current index (and expired subscriptions are dropped). */
   tick(): void {
     const now = Date.now();
@@ -200,51 +136,67 @@ export class RdmPublisher {
     }
   }
 
-  private async readAll(): Promise<Model> {
-    const [policy, keys, revocations] = await Promise.all([this.sources.policyModel(), this.sources.publicKeys(), this.sources.revocations()]);
-    return buildModel(policy, keys, revocations);
+  /**
+   * Applies every stored change set after the current index, in order, and sends each to the
+   * subscriptions (one catch-up at a time). A gap (sets no longer kept) reloads the whole model
+   * and sends every subscription its full state.
+   */
+  catchUp(): Promise<void> {
+    this.catching = this.catching.then(async () => {
+      if (!this.loaded) return;
+      for (;;) {
+        const sets = await this.changeSets.after(this.index);
+        if (sets.length === 0) return;
+        if (sets[0]!.previousIndex > this.index || sets[0]!.timelineId !== this.timelineId) {
+          await this.reload();
+          for (const sub of this.subs.values()) sub.sink.fullState(orderedEntities(this.model), this.index, this.timelineId, sub.id);
+          continue;
+        }
+        for (const set of sets) this.apply(set);
+      }
+    }).catch((err) => this.problem('fabric: router data model change sets not applied', err));
+    return this.catching;
   }
 
-  private async refreshOnce(): Promise<void> {
-    const full = this.wantFull;
-    const named = this.named;
-    this.wantFull = false;
-    this.named = new Map();
-    if (!full && named.size === 0) return;
-    let next: Model;
-    let changes: ModelChange[];
-    let keyChanges: ModelChange[] = [];
-    if (full) {
-      next = await this.readAll();
-      changes = diffModels(this.model, next, false);
-      keyChanges = diffModels(new Map([...this.model].filter(([, e]) => e.kind === 'publicKey')), new Map([...next].filter(([, e]) => e.kind === 'publicKey')));
-    } else {
-      const only: GetRouterDataModelRequest = { partial: true, configTypeIds: [], configIds: [], serviceIds: [], servicePolicyIds: [], identityIds: [], postureCheckIds: [] };
-      for (const k of Object.values(CHANGE_KINDS)) only[k.field] = [...(named.get(k.kind) ?? [])];
-      const policyNamed = Object.values(CHANGE_KINDS).some((k) => named.has(k.kind));
-      const revocationIds = named.get('revocation');
-      const [policyPart, revocations] = await Promise.all([
-        policyNamed ? this.sources.policyModel(only) : Promise.resolve(EMPTY_POLICY_MODEL),
-        revocationIds ? this.sources.revocations([...revocationIds]) : Promise.resolve([]),
-      ]);
-      const patched = patchModel(this.model, named, buildModel(policyPart, [], revocations));
-      next = patched.model;
-      changes = diffModels(this.model, next, false, patched.touched);
+  /** Reads the public keys again: a rotation goes to every subscription as a synthetic change set. */
+  async refreshKeys(): Promise<void> {
+    if (!this.loaded) return;
+    const fresh = buildModel({ configTypes: [], configs: [], identities: [], services: [], servicePolicies: [], postureChecks: [] }, await this.sources.publicKeys());
+    const old: Model = new Map([...this.model].filter(([, e]) => e.kind === 'publicKey'));
+    const changes = diffModels(old, fresh);
+    if (changes.length === 0) return;
+    for (const c of changes) {
+      if (c.action === 'delete') this.model.delete(`${c.entity.kind}:${c.entity.id}`);
+      else this.model.set(`${c.entity.kind}:${c.entity.id}`, c.entity);
     }
-    this.model = next;
-    if (changes.length > 0) {
-      const previousIndex = this.index;
-      const pos = await this.state.next();
-      this.index = pos.index;
-      const set: ChangeSet = { index: pos.index, previousIndex, synthetic: false, changes };
-      this.log.push(set);
-      if (this.log.length > REPLAY_LOG) this.log.shift();
-      const now = Date.now();
-      for (const sub of this.subs.values()) if (sub.expiresAt >= now) sub.sink.changeSet(set, sub.id);
+    const set: ChangeSet = { index: this.index, previousIndex: 0, synthetic: true, changes };
+    for (const sub of this.subs.values()) sub.sink.changeSet(set, undefined);
+  }
+
+  private async reload(): Promise<void> {
+    const pos = await this.state.load();
+    this.model = await this.readAll();
+    this.timelineId = pos.timelineId;
+    this.index = pos.index;
+    this.log.length = 0;
+    if (!this.loaded) {
+      // Routers that subscribed while the model was loading get their full state now.
+      for (const sub of this.subs.values()) sub.sink.fullState(orderedEntities(this.model), this.index, this.timelineId, sub.id);
     }
-    if (keyChanges.length > 0) {
-      const set: ChangeSet = { index: this.index, previousIndex: 0, synthetic: true, changes: keyChanges };
-      for (const sub of this.subs.values()) sub.sink.changeSet(set, undefined);
+  }
+
+  private apply(stored: StoredChangeSet): void {
+    if (stored.index <= this.index) return;
+    for (const c of stored.changes) {
+      const key = `${c.entity.kind}:${c.entity.id}`;
+      if (c.action === 'delete') this.model.delete(key);
+      else this.model.set(key, c.entity);
     }
+    const set: ChangeSet = { index: stored.index, previousIndex: stored.previousIndex, synthetic: false, changes: stored.changes };
+    this.index = stored.index;
+    this.log.push(set);
+    if (this.log.length > REPLAY_LOG) this.log.shift();
+    const now = Date.now();
+    for (const sub of this.subs.values()) if (sub.expiresAt >= now) sub.sink.changeSet(set, sub.id);
   }
 }

@@ -27,6 +27,8 @@ interface Row {
   instance_id: string;
   path: string[];
   links: string[];
+  target: { binding?: string; address?: string; hostId?: string } | null;
+  tags: Record<string, string> | null;
   ingress_id: string;
   egress_id: string;
   created_at: Date;
@@ -45,9 +47,8 @@ const toCircuit = (r: Row): Circuit => ({
   egressId: r.egress_id,
   createdAt: r.created_at,
   creationTimespanNs: 0,
-  // Not listed (the replica that routed the circuit keeps them).
-  target: { binding: '', address: '', hostId: '' },
-  tags: {},
+  target: { binding: r.target?.binding ?? '', address: r.target?.address ?? '', hostId: r.target?.hostId ?? '' },
+  tags: r.tags ?? {},
 });
 
 /** `fabric.circuits`: the live circuits every replica lists (each writes its own). */
@@ -57,17 +58,25 @@ export class CircuitStore {
     private readonly replica: string,
   ) {}
 
-  async resetReplica(): Promise<void> {
-    await this.pool.query('DELETE FROM circuits WHERE replica = $1', [this.replica]);
-  }
-
   async add(c: Circuit): Promise<void> {
     await this.pool.query(
-      `INSERT INTO circuits (id, service_id, client_id, identity_id, terminator_id, instance_id, path, links, ingress_id, egress_id, replica, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $12, $8, $9, $10, $11, $11)
+      `INSERT INTO circuits (id, service_id, client_id, identity_id, terminator_id, instance_id, path, links, ingress_id, egress_id, replica, created_at, updated_at, target, tags)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $12, $8, $9, $10, $11, $11, $13, $14)
        ON CONFLICT (id) DO UPDATE SET path = EXCLUDED.path, links = EXCLUDED.links, updated_at = now()`,
-      [c.id, c.serviceId, c.clientId, c.identityId, c.terminatorId, c.instanceId, c.path, c.ingressId, c.egressId, this.replica, c.createdAt, c.links],
+      [c.id, c.serviceId, c.clientId, c.identityId, c.terminatorId, c.instanceId, c.path, c.ingressId, c.egressId, this.replica, c.createdAt, c.links, JSON.stringify(c.target), JSON.stringify(c.tags)],
     );
+  }
+
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const { rows } = await this.pool.query<{ id: string }>('SELECT id FROM circuits WHERE id = ANY($1::text[])', [ids]);
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async byIds(ids: readonly string[]): Promise<Circuit[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.pool.query<Row>('SELECT * FROM circuits WHERE id = ANY($1::text[])', [ids]);
+    return rows.map(toCircuit);
   }
 
   async remove(id: string): Promise<void> {

@@ -23,14 +23,6 @@ export class PresenceStore {
     private readonly replica: string,
   ) {}
 
-  /** A start of this replica: routers it held before are no longer connected to it. */
-  async resetReplica(): Promise<void> {
-    await this.pool.query(
-      `UPDATE router_presence SET connected = false, sync_status = 'SYNC_UNKNOWN', disconnected_at = now() WHERE replica = $1 AND connected`,
-      [this.replica],
-    );
-  }
-
   async connected(p: {
     routerId: string;
     connectionId: string;
