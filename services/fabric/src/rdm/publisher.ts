@@ -110,6 +110,12 @@ export class RdmPublisher {
     return v?.encryptionRequired === true;
   }
 
+  /** A service's name, when the model holds it. */
+  serviceName(serviceId: string): string | undefined {
+    const v = this.model.get(`service:${serviceId}`)?.value as { name?: string } | undefined;
+    return v?.name;
+  }
+
   get ready(): boolean {
     return this.loaded;
   }
