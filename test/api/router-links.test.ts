@@ -16,6 +16,7 @@ let tag: string;
 let serviceId: string;
 let user: { token: string; api: ReturnType<typeof sessionClients> };
 const ids: Record<'a' | 'b' | 'c', RouterIdentity> = {} as never;
+const names: Record<'a' | 'b' | 'c', string> = {} as never;
 const dbl: Partial<Record<'a' | 'b' | 'c', RouterDouble>> = {};
 
 const fingerprint = (pem: string) => new X509Certificate(pem).fingerprint.replace(/:/g, '').toLowerCase();
@@ -24,7 +25,8 @@ const connect = (k: 'a' | 'b' | 'c', port: number) => connectRouter(ctl(), ids[k
 const healthyPeers = (d: RouterDouble) => new Set(d.peerStateChanges.flatMap((p) => p.changes.filter((c) => c.state === ctrlPb.PeerState.Healthy).map((c) => c.id)));
 type LinkRow = { id: string; state: string; cost: number; staticCost: number; sourceRouter: { id: string }; destRouter: { id: string }; protocol: string; iteration: number };
 const links = async () => (await fabricGet(ctl(), mgmt, '/links?limit=500')) as LinkRow[];
-const circuits = async () => (await fabricGet(ctl(), mgmt, '/circuits?limit=500')) as { id: string; path: { nodes: { id: string }[]; links: { id: string }[] } }[];
+type Ref = { id: string; name: string; _links: Record<string, { href: string }> };
+const circuits = async () => (await fabricGet(ctl(), mgmt, '/circuits?limit=500')) as { id: string; path: { nodes: Ref[]; links: Ref[] }; service: Ref; terminator: Ref }[];
 
 beforeAll(async () => {
   mgmt = await ctl().adminSession();
@@ -34,7 +36,7 @@ beforeAll(async () => {
   serviceId = await net.service([`${tag}-svc`]);
   await net.servicePolicy('Bind', [`@${identity.id}`], [`@${serviceId}`]);
   await net.servicePolicy('Dial', [`@${identity.id}`], [`@${serviceId}`]);
-  for (const k of ['a', 'b', 'c'] as const) ids[k] = await enrolledRouter(mgmt, `er-link-${k}-${Date.now()}`, [`${tag}-routers`]);
+  for (const k of ['a', 'b', 'c'] as const) ids[k] = await enrolledRouter(mgmt, (names[k] = `er-link-${k}-${Date.now()}`), [`${tag}-routers`]);
   await net.edgeRouterPolicy([`#${tag}-users`], [`#${tag}-routers`]);
   await net.serviceEdgeRouterPolicy([`#${tag}-svc`], [`#${tag}-routers`]);
   const login = await auth.login(ctl().http, identity.username, identity.password, 'client');
@@ -109,6 +111,20 @@ describe('circuits across links', () => {
     const listed = await poll(async () => (await circuits()).find((x) => x.id === circuitId));
     expect(listed?.path.nodes.map((n) => n.id)).toEqual([ids.a.routerId, ids.b.routerId]);
     expect(listed?.path.links.map((l) => l.id)).toEqual([abLink]);
+  });
+
+  it('lists the circuit as OpenZiti does: routers and the service by name (with their terminators link), the link and the terminator by id', async () => {
+    const listed = (await circuits()).find((x) => x.id === circuitId)!;
+    const serviceName = (await mgmt.call('GET', `/services/${serviceId}`)).body.data.name as string;
+    expect(listed.path.nodes).toEqual([ids.a, ids.b].map((r, i) => ({
+      _links: { self: { href: `./routers/${r.routerId}` }, terminators: { href: `./routers/${r.routerId}/terminators` } },
+      entity: 'routers',
+      id: r.routerId,
+      name: [names.a, names.b][i],
+    })));
+    expect(listed.path.links).toEqual([{ _links: { self: { href: `./links/${abLink}` } }, entity: 'links', id: abLink, name: abLink }]);
+    expect(listed.service).toEqual({ _links: { self: { href: `./services/${serviceId}` }, terminators: { href: `./services/${serviceId}/terminators` } }, entity: 'services', id: serviceId, name: serviceName });
+    expect(listed.terminator).toMatchObject({ entity: 'terminators', name: listed.terminator.id });
   });
 
   it('a link fault moves the circuit to another path (a third router), tells the link\'s other router, and the link goes', async () => {

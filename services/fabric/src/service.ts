@@ -305,7 +305,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     };
     const ready = async () => (await pool.query('SELECT 1')).rowCount === 1 && rdm.ready;
     return {
-      app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: { ...circuitHandlers(circuitStore), ...linkHandlers(linkStore, routerNames) }, ready }),
+      app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: { ...circuitHandlers(circuitStore, routerNames, (id) => rdm.serviceName(id)), ...linkHandlers(linkStore, routerNames) }, ready }),
       // IntegrityService like every context (it holds no references the check covers yet: every method answers UNIMPLEMENTED to the gateway).
       grpc: [fabricService(presence, reg, relay), integrityService({}), maintenanceService(schemaMaintenance({ databaseUrl: deps.databaseUrl, schema: SCHEMA, context: SERVICE_NAME, pool, counts: {} }), log)],
       ready,

@@ -101,6 +101,12 @@ export class RdmPublisher {
     return buildModel(policy, keys, revocations);
   }
 
+  /** A service's name, when the model holds it. */
+  serviceName(serviceId: string): string | undefined {
+    const v = this.model.get(`service:${serviceId}`)?.value as { name?: string } | undefined;
+    return v?.name;
+  }
+
   /** The public keys, for the synthetic change set sent after a router's hello. */
   keysChangeSet(): ChangeSet {
     return { index: this.index, previousIndex: 0, synthetic: true, changes: publicKeysOf(this.model).map((entity) => ({ action: 'create', entity })) };
