@@ -155,6 +155,16 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     });
     await links.load();
     const routers = new ConnectedRouters((id) => registry?.routerOf(id));
+    const syncRouters = () =>
+      presence.connectedRouters().then((rows) =>
+        routers.sync(rows, (id) =>
+          peers.getRouter(id).then(
+            (r) => ({ cost: Number(r.cost) || 0, noTraversal: r.noTraversal }),
+            () => ({ cost: 0, noTraversal: false }),
+          ),
+        ),
+      );
+    await syncRouters();
     const peerStates = new PeerStates({ presence, held: () => registry?.channels() ?? [], problem: problemLog });
     const relay = new RouterRelay({ channelOf: (id) => registry?.channelOf(id), holderOf: (id) => replicas.holderOf(id), problem: problemLog });
     onStop(() => relay.close());
@@ -266,7 +276,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
             .catch((err) => problemLog('fabric: replica heartbeat failed', err)),
         REPLICA_BEAT_MS,
       ),
-      setInterval(() => void links.load().catch((err) => problemLog('fabric: links not read again', err)), LINK_RELOAD_MS),
+      setInterval(() => void Promise.all([links.load(), syncRouters()]).catch((err) => problemLog('fabric: links and routers not read again', err)), LINK_RELOAD_MS),
     ];
     const listener = await startCtrlListener(deps.ctrl.host, deps.ctrl.port, {
       peers,

@@ -30,6 +30,20 @@ export class ConnectedRouters {
     this.remote.set(routerId, { connectionId, info });
   }
 
+  /**
+   * Converges on the presence rows (at start, and now and then: an event missed): routers
+   * connected elsewhere that are not known here are added (weighed by `info`), and those no
+   * longer connected anywhere go.
+   */
+  async sync(connected: readonly { routerId: string; connectionId: string }[], info: (routerId: string) => Promise<PathRouter>): Promise<void> {
+    const live = new Set(connected.map((r) => r.routerId));
+    for (const id of [...this.remote.keys()]) if (!live.has(id)) this.remote.delete(id);
+    for (const r of connected) {
+      if (this.local(r.routerId) || this.remote.get(r.routerId)?.connectionId === r.connectionId) continue;
+      this.remote.set(r.routerId, { connectionId: r.connectionId, info: await info(r.routerId) });
+    }
+  }
+
   /** A connection closed; a newer connection of the same router stays. */
   disconnected(routerId: string, connectionId: string): void {
     const r = this.remote.get(routerId);

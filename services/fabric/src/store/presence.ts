@@ -42,6 +42,12 @@ export class PresenceStore {
     );
   }
 
+  /** Every router connected to any replica, with its current connection. */
+  async connectedRouters(): Promise<{ routerId: string; connectionId: string }[]> {
+    const { rows } = await this.pool.query<{ router_id: string; connection_id: string }>('SELECT router_id, connection_id FROM router_presence WHERE connected');
+    return rows.map((r) => ({ routerId: r.router_id, connectionId: r.connection_id }));
+  }
+
   /** Every connected router but `exceptId`, with what its peers need to dial it (PeerStateChanges). */
   async connectedPeers(exceptId: string): Promise<{ routerId: string; version: string; linkListeners: ctrlPb.Listener[] }[]> {
     const { rows } = await this.pool.query<{ router_id: string; version_info: VersionInfo | null; link_listeners: ctrlPb.Listener[] | null }>(

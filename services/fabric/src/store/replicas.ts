@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 
 /** A replica whose row was not refreshed for this long is gone. */
-export const REPLICA_STALE_SECONDS = 15;
+export const REPLICA_STALE_SECONDS = 30;
 
 /** `fabric.replicas`: the live replicas and where another replica reaches each (relays). */
 export class ReplicaStore {
