@@ -221,8 +221,12 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const stored = await deps.bus.subscribeBroadcast('fabric', ['rdm.change-set'], async () => void rdm.catchUp());
     onStop(() => stored.stop());
     // Every replica's routers and links: peers learn of each other, paths see every router and link.
-    const topology = await deps.bus.subscribeBroadcast('fabric', ['router.connected', 'router.disconnected', 'link.routerLinkNew', 'link.fault', 'link.duplicate', 'circuit.faulted'], async (e) => {
+    const topology = await deps.bus.subscribeBroadcast('fabric', ['router.connected', 'router.disconnected', 'router.disconnect-requested', 'link.routerLinkNew', 'link.fault', 'link.duplicate', 'circuit.faulted'], async (e) => {
       const d = e.data as Record<string, unknown>;
+      if (e.type === 'router.disconnect-requested') {
+        if (typeof d.routerId === 'string') reg.disconnect(d.routerId, typeof d.reason === 'string' ? d.reason : 'disconnected by the controller');
+        return;
+      }
       if (e.type === 'circuit.faulted') {
         // A router held elsewhere faulted circuits: the replica owning them ends them.
         for (const id of Array.isArray(d.circuitIds) ? d.circuitIds.slice(0, 10_000) : []) if (typeof id === 'string') circuits.remove(id);
@@ -303,6 +307,13 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     ctrlPort = listener.port;
     log(`${SERVICE_NAME}: router control listener tls:${deps.ctrl.host}:${listener.port}`);
 
+    // policy reaches one replica; the one holding the router closes its channel.
+    const disconnectElsewhere = async (routerId: string, reason: string) => {
+      const [state] = await presence.states([routerId]);
+      if (!state?.connected) return false;
+      publish('router.disconnect-requested', { routerId, reason });
+      return true;
+    };
     const routerNames = async (ids: string[]) => {
       const names = new Map<string, string>();
       await Promise.all(
@@ -317,7 +328,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     return {
       app: createServiceApp({ owner: SERVICE_NAME, internalSecret: deps.internalSecret, handlers: { ...circuitHandlers(circuitStore, routerNames, (id) => rdm.serviceName(id)), ...linkHandlers(linkStore, routerNames) }, ready }),
       // IntegrityService like every context (it holds no references the check covers yet: every method answers UNIMPLEMENTED to the gateway).
-      grpc: [fabricService(presence, reg, relay), integrityService({}), maintenanceService(schemaMaintenance({ databaseUrl: deps.databaseUrl, schema: SCHEMA, context: SERVICE_NAME, pool, counts: {} }), log)],
+      grpc: [fabricService(presence, { disconnect: (id, reason) => reg.disconnect(id, reason), disconnectElsewhere }, relay), integrityService({}), maintenanceService(schemaMaintenance({ databaseUrl: deps.databaseUrl, schema: SCHEMA, context: SERVICE_NAME, pool, counts: {} }), log)],
       ready,
     };
   });

@@ -25,6 +25,8 @@ function boundedIds(ids: readonly string[], field: string): string[] {
 export interface Disconnector {
   /** Closes the router's channel if this replica holds it; whether it did. */
   disconnect(routerId: string, reason: string): boolean;
+  /** Asks the replica holding the router (another one) to close its channel; whether it was connected. */
+  disconnectElsewhere(routerId: string, reason: string): Promise<boolean>;
 }
 
 /** What another replica may ask of the routers this replica holds. */
@@ -61,7 +63,10 @@ export function fabricService(presence: PresenceStore, routers: Disconnector, re
         ),
       };
     }),
-    disconnectRouter: unary(async (req) => ({ wasConnected: routers.disconnect(req.routerId, req.reason || 'disconnected by the controller') })),
+    disconnectRouter: unary(async (req) => {
+      const reason = (req.reason || 'disconnected by the controller').slice(0, 200);
+      return { wasConnected: routers.disconnect(req.routerId, reason) || (await routers.disconnectElsewhere(req.routerId, reason)) };
+    }),
     relayRoute: unary(async (req) => {
       const headers = await relay.route(req.routerId, req.route, Math.min(MAX_RELAY_TIMEOUT_MS, req.timeoutMs || 10_000));
       return { answered: headers !== undefined, headers: headers ? Object.fromEntries(headers) : {} };
