@@ -184,7 +184,13 @@ export class RdmPublisher {
     this.model = await this.readAll();
     this.timelineId = pos.timelineId;
     this.index = pos.index;
+    // The stored change sets up to here, for routers that resubscribe a little behind (also after
+    // a restart): the unbroken run that ends at this index.
+    const stored = await this.changeSets.upTo(this.index, REPLAY_LOG).catch(() => []);
+    let first = stored.length;
+    while (first > 0 && stored[first - 1]!.timelineId === this.timelineId && (first === stored.length ? stored[first - 1]!.index === this.index : stored[first - 1]!.index === stored[first]!.previousIndex)) first--;
     this.log.length = 0;
+    for (const set of stored.slice(first)) this.log.push({ index: set.index, previousIndex: set.previousIndex, synthetic: false, changes: set.changes });
     if (!this.loaded) {
       // Routers that subscribed while the model was loading get their full state now.
       for (const sub of this.subs.values()) sub.sink.fullState(orderedEntities(this.model), this.index, this.timelineId, sub.id);

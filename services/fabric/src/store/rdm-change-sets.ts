@@ -31,6 +31,15 @@ export class RdmChangeSetStore {
     return rows.map((r) => ({ index: Number(r.index), previousIndex: Number(r.previous_index), timelineId: r.timeline_id, changes: r.changes.map(revive) }));
   }
 
+  /** The last `limit` change sets up to `index`, in order (what a replica replays after its start). */
+  async upTo(index: number, limit: number): Promise<StoredChangeSet[]> {
+    const { rows } = await this.pool.query<{ index: string; previous_index: string; timeline_id: string; changes: ModelChange[] }>(
+      'SELECT index, previous_index, timeline_id, changes FROM rdm_change_sets WHERE index <= $1 ORDER BY index DESC LIMIT $2',
+      [index, limit],
+    );
+    return rows.reverse().map((r) => ({ index: Number(r.index), previousIndex: Number(r.previous_index), timelineId: r.timeline_id, changes: r.changes.map(revive) }));
+  }
+
   /** Keeps the last `keep` change sets. */
   async trim(keep: number): Promise<void> {
     await this.pool.query('DELETE FROM rdm_change_sets WHERE index < (SELECT max(index) FROM rdm_change_sets) - $1', [keep]);
