@@ -18,14 +18,15 @@ import { type PeerAddresses, grpcPeers, liveRevocations } from './grpc/peers.js'
 import { cachedPeers } from './grpc/cached-peers.js';
 import { circuitHandlers } from './http/circuits.js';
 import { linkHandlers } from './http/links.js';
-import { LinkTable, linkEventData, linkOfEvent } from './ctrl/links.js';
+import { LinkTable, linkEventData } from './ctrl/links.js';
 import { PeerStates } from './ctrl/router-links.js';
 import { ConnectedRouters } from './ctrl/topology.js';
 import { RouterRelay } from './ctrl/relay.js';
 import { ReplicaStore } from './store/replicas.js';
 import { LinkStore } from './store/links.js';
-import { type PublicKeyEntity, REVOCATION_CHANGE, type RevocationEntity } from './rdm/model.js';
+import type { PublicKeyEntity, RevocationEntity } from './rdm/model.js';
 import { RdmLeader } from './rdm/leader.js';
+import { circuitEvent, subscribeEvents } from './events.js';
 import { RdmPublisher, type RdmSources } from './rdm/publisher.js';
 import { Leadership } from './store/leadership.js';
 import { RdmChangeSetStore } from './store/rdm-change-sets.js';
@@ -205,56 +206,8 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const reg = registry;
     onStop(() => reg.closeAll('controller stopping'));
 
-    const changes = await deps.bus.subscribeBroadcast('policy', ['router-data-model.changed'], async (e) => {
-      const list = (e.data as { changes?: unknown }).changes;
-      const named = Array.isArray(list) ? list.filter((c): c is { kind: string; id: string } => typeof c?.kind === 'string' && typeof c?.id === 'string') : [];
-      void (named.length > 0 ? leader.changed(named) : leader.refresh());
-    });
-    onStop(() => changes.stop());
-    // A new revocation (OIDC logout, refresh rotation, identity disabled, POST /revocations) reaches routers as a change.
-    const revoked = await deps.bus.subscribeBroadcast('identity-auth', ['revocation.created'], async (e) => {
-      const id = (e.data as { revocationId?: unknown }).revocationId;
-      if (typeof id === 'string' && id.length > 0) void leader.changed([{ kind: REVOCATION_CHANGE, id }]);
-    });
-    onStop(() => revoked.stop());
-    // The leader stored a change set: every replica applies it and sends it to its routers.
-    const stored = await deps.bus.subscribeBroadcast('fabric', ['rdm.change-set'], async () => void rdm.catchUp());
-    onStop(() => stored.stop());
-    // Every replica's routers and links: peers learn of each other, paths see every router and link.
-    const topology = await deps.bus.subscribeBroadcast('fabric', ['router.connected', 'router.disconnected', 'router.disconnect-requested', 'link.routerLinkNew', 'link.fault', 'link.duplicate', 'circuit.faulted'], async (e) => {
-      const d = e.data as Record<string, unknown>;
-      if (e.type === 'router.disconnect-requested') {
-        if (typeof d.routerId === 'string') reg.disconnect(d.routerId, typeof d.reason === 'string' ? d.reason : 'disconnected by the controller');
-        return;
-      }
-      if (e.type === 'circuit.faulted') {
-        // A router held elsewhere faulted circuits: the replica owning them ends them.
-        for (const id of Array.isArray(d.circuitIds) ? d.circuitIds.slice(0, 10_000) : []) if (typeof id === 'string') circuits.remove(id);
-        return;
-      }
-      const routerId = typeof d.routerId === 'string' ? d.routerId : '';
-      const connectionId = typeof d.connectionId === 'string' ? d.connectionId : '';
-      if (e.type === 'router.connected' && routerId) {
-        routers.connected(routerId, connectionId, { cost: Number(d.cost) || 0, noTraversal: d.noTraversal === true });
-        const version = (d.versionInfo as { version?: unknown } | undefined)?.version;
-        peerStates.connected(routerId, typeof version === 'string' ? version : '', Array.isArray(d.linkListeners) ? (d.linkListeners as import('@ziti/channel').ctrlPb.Listener[]) : []);
-      } else if (e.type === 'router.disconnected' && routerId) {
-        routers.disconnected(routerId, connectionId);
-        if (!reg.channelOf(routerId) && !(await presence.heldElsewhere(routerId, connectionId))) peerStates.disconnected(routerId);
-      } else if (e.type.startsWith('link.')) {
-        const l = linkOfEvent(d);
-        if (l) links.applyRemote(e.type.slice('link.'.length), l);
-      }
-    });
-    onStop(() => topology.stop());
-    const deleted = await deps.bus.subscribeBroadcast('policy', ['router.deleted'], async (e) => {
-      const id = (e.data as { routerId?: unknown }).routerId;
-      if (typeof id === 'string' && id) {
-        peerStates.disconnected(id, true);
-        circuits.routerDeleted(id);
-      }
-    });
-    onStop(() => deleted.stop());
+    const subscriptions = await subscribeEvents(deps.bus, { leader, rdm, registry: reg, circuits, routers, peerStates, links, presence });
+    onStop(() => Promise.all(subscriptions.map((sub) => sub.stop())));
     const timers = [
       setInterval(
         () =>
@@ -335,19 +288,6 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
   // Where the others relay to this replica: its gRPC listener unless told otherwise (the heartbeat carries it).
   if (!relayAddress) relayAddress = running.grpcAddress;
   return { ...running, ctrlPort, ctrlAddress: `${deps.ctrl.host}:${ctrlPort}` };
-}
-
-function circuitEvent(c: import('./ctrl/circuits.js').Circuit) {
-  return {
-    circuitId: c.id,
-    clientId: c.clientId,
-    serviceId: c.serviceId,
-    terminatorId: c.terminatorId,
-    instanceId: c.instanceId,
-    creationTimespanNs: c.creationTimespanNs,
-    path: { nodes: c.path, links: c.links, ingressId: c.ingressId, egressId: c.egressId },
-    tags: c.tags,
-  };
 }
 
 /** Retries a start step until the context it needs answers (at most a minute), one line per failure. */
