@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { type ContextConfig, contextConfig, peerAddress } from '@ziti/service-kit';
+import { type ContextConfig, contextConfig, eventNamespacesEnabled, peerAddress } from '@ziti/service-kit';
 
 /** Where the router control listener binds and what routers are told to dial. */
 export interface CtrlListenConfig {
@@ -24,6 +24,8 @@ export interface Config extends ContextConfig {
   ctrl: CtrlListenConfig;
   /** ZITI_INSTANCE_ID, else the host name: this replica's name in router presence and logs. */
   replica: string;
+  /** Routers' metrics become `router.metrics` events while `ZITI_EVENTS` names `metrics` or `usage` (not by default). */
+  routerMetricsEvents: { metrics: boolean; usage: boolean };
 }
 
 /** `host:port` (IPv6 hosts in brackets); throws a configuration error naming the key otherwise. */
@@ -46,5 +48,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionGrpc: peerAddress(env, 'SESSION_GRPC', '127.0.0.1:18204'),
     ctrl: { ...listen, advertisedAddress: advertised || undefined },
     replica: env.ZITI_INSTANCE_ID?.trim() || hostname(),
+    routerMetricsEvents: { metrics: eventNamespacesEnabled(env, ['metrics'], false), usage: eventNamespacesEnabled(env, ['usage'], false) },
   };
 }

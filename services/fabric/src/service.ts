@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createSchemaPool, schemaMaintenance } from '@ziti/db-kit';
 import { createServiceApp } from '@ziti/http-kit';
+import { trackRouterMetrics } from '@ziti/metrics';
 import { newChangeEvent } from '@ziti/messaging';
 import { type ContextDeps, type RunningContext, integrityService, maintenanceService, startContext } from '@ziti/service-kit';
 import { pemCertificates } from '@ziti/x509';
@@ -20,6 +21,7 @@ import { circuitHandlers } from './http/circuits.js';
 import { linkHandlers } from './http/links.js';
 import { LinkTable, linkEventData, linkOfEvent } from './ctrl/links.js';
 import { PeerStates } from './ctrl/router-links.js';
+import { RouterMetrics } from './ctrl/router-metrics.js';
 import { ConnectedRouters } from './ctrl/topology.js';
 import { LinkStore } from './store/links.js';
 import { type PublicKeyEntity, REVOCATION_CHANGE, type RevocationEntity } from './rdm/model.js';
@@ -42,6 +44,8 @@ export interface ServiceDeps extends ContextDeps, PeerAddresses {
   ctrl: CtrlListenConfig;
   /** This replica's name (presence rows, the controller id routers see). Default the host name. */
   replica?: string;
+  /** Which of the event stream's `metrics` and `usage` namespaces want routers' metrics (`router.metrics` events). Default neither. */
+  routerMetricsEvents?: { metrics: boolean; usage: boolean };
   poolSize?: number;
 }
 
@@ -138,6 +142,9 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       problem: problemLog,
     });
     links.onGone((l) => circuits.linkGone(l.id));
+    const routerMetrics = new RouterMetrics({ links, events: deps.routerMetricsEvents ?? { metrics: false, usage: false }, publish, log, problem: problemLog });
+    links.onGone((l) => routerMetrics.linkGone(l));
+    onStop(trackRouterMetrics(() => routerMetrics.all()));
     registry = new RouterRegistry({
       presence,
       peers,
@@ -147,6 +154,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       sessions,
       circuits: () => circuits,
       links,
+      routerMetrics,
       peerStates: () => peerStates,
       connectedAnywhere: (id) => routers.has(id),
       controllerVersion: CONTROLLER_VERSION,
