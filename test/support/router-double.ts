@@ -25,6 +25,7 @@ import {
   getStringMap,
   getU32BytesMap,
   getUint32,
+  metricsPb,
   newMessage,
 } from '@ziti/channel';
 import type { RouterIdentity } from './router-enroll.js';
@@ -295,6 +296,12 @@ export class RouterDouble {
   async reportLinks(links: Partial<ctrlPb.RouterLinks_RouterLink>[], fullRefresh = false): Promise<void> {
     const body = ctrlPb.RouterLinks.encode(ctrlPb.RouterLinks.fromPartial({ links, fullRefresh })).finish();
     await this.channel.send(newMessage(CtrlContentType.RouterLinks, Buffer.from(body)));
+  }
+
+  /** MetricsMessage 1007 (fire-and-forget, as a router reports every interval): a message (`sourceId` this router) or raw bytes. */
+  async sendMetrics(msg: Partial<metricsPb.MetricsMessage> | Uint8Array): Promise<void> {
+    const body = msg instanceof Uint8Array ? msg : metricsPb.MetricsMessage.encode(metricsPb.MetricsMessage.fromPartial({ sourceId: this.routerId, timestamp: new Date(), ...msg })).finish();
+    await this.channel.send(newMessage(CtrlContentType.Metrics, Buffer.from(body)));
   }
 
   /** VerifyRouter 1036 (a link dialed to this router): resolves with the Result. */

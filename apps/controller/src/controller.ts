@@ -279,6 +279,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
           sessionGrpc: grpcOf('session'),
           ctrl: { host: opts.listenHost || '0.0.0.0', port: opts.routerCtrlPort ?? 6262, advertisedAddress: routerCtrl.advertised ?? `${edgeHost.includes(':') ? `[${edgeHost}]` : edgeHost}:${opts.routerCtrlPort ?? 6262}` },
           replica: instanceId,
+          routerMetricsEvents: { metrics: emits('metrics'), usage: emits('usage') },
         });
         routerCtrl.port = f.ctrlPort;
         return f;

@@ -174,6 +174,123 @@ export function trackPool(pool: PoolCounts, labels: { context: string; pool: str
   return () => void pools.delete(pool);
 }
 
+/**
+ * What one router last reported on its control channel (OpenZiti's `MetricsMessage`), kept by the
+ * fabric replica that holds the router's channel until the router disconnects (its links' entries
+ * until the link goes). Router and link ids are the only id labels of this process: their number
+ * is that of the live network, and a router's or link's series go with it.
+ */
+export interface RouterMetricsSample {
+  routerId: string;
+  /** By link id (links the router is an end of): the measured latency (mean, seconds) and byte rates (1-minute rate, bytes/s). */
+  links: ReadonlyMap<string, { latencySeconds?: number; txBytesPerSecond?: number; rxBytesPerSecond?: number }>;
+  /** Xgress byte rates (1-minute rate, bytes/s) by `<ingress|egress|fabric>.<tx|rx>`. */
+  bytesPerSecond: ReadonlyMap<string, number>;
+  /** `edge.connections`: SDK connections to the router's edge listeners. */
+  edgeConnections?: number;
+  /** Circuits with usage in the router's latest reported usage interval. */
+  circuitsWithUsage?: number;
+  /** Usage bytes reported since the router connected, by usage type (`ingress.rx`, …, `fabric.tx`). */
+  usageBytes: ReadonlyMap<string, number>;
+}
+
+const routerSources = new Set<() => Iterable<RouterMetricsSample>>();
+
+/** Reports the samples `read` answers at each scrape until the returned function is called. */
+export function trackRouterMetrics(read: () => Iterable<RouterMetricsSample>): () => void {
+  routerSources.add(read);
+  return () => void routerSources.delete(read);
+}
+
+function* routerSamples(): Iterable<RouterMetricsSample> {
+  for (const read of routerSources) yield* read();
+}
+
+const finite = (v: number | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
+
+new Gauge({
+  name: 'ziti_router_link_latency_seconds',
+  help: "A link's latency as one of its routers measures it (mean of the router's link.<id>.latency histogram)",
+  labelNames: ['router_id', 'link_id'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const s of routerSamples()) for (const [linkId, l] of s.links) if (finite(l.latencySeconds)) this.set({ router_id: s.routerId, link_id: linkId }, l.latencySeconds);
+  },
+});
+
+new Gauge({
+  name: 'ziti_router_link_bytes_per_second',
+  help: "Bytes a router sends (tx) and receives (rx) on a link: 1-minute rate of its link.<id>.<tx|rx>.bytesrate meter",
+  labelNames: ['router_id', 'link_id', 'direction'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const s of routerSamples()) {
+      for (const [linkId, l] of s.links) {
+        if (finite(l.txBytesPerSecond)) this.set({ router_id: s.routerId, link_id: linkId, direction: 'tx' }, l.txBytesPerSecond);
+        if (finite(l.rxBytesPerSecond)) this.set({ router_id: s.routerId, link_id: linkId, direction: 'rx' }, l.rxBytesPerSecond);
+      }
+    }
+  },
+});
+
+new Gauge({
+  name: 'ziti_router_bytes_per_second',
+  help: 'Bytes a router moves by kind (ingress, egress: its SDK and hosted connections; fabric: all its links) and direction: 1-minute rate of its <kind>.<tx|rx>.bytesrate meter',
+  labelNames: ['router_id', 'kind', 'direction'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const s of routerSamples()) {
+      for (const [key, v] of s.bytesPerSecond) {
+        const [kind, direction] = key.split('.');
+        if (finite(v)) this.set({ router_id: s.routerId, kind, direction }, v);
+      }
+    }
+  },
+});
+
+new Gauge({
+  name: 'ziti_router_edge_connections',
+  help: "SDK connections to a router's edge listeners (its edge.connections gauge)",
+  labelNames: ['router_id'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const s of routerSamples()) if (finite(s.edgeConnections)) this.set({ router_id: s.routerId }, s.edgeConnections);
+  },
+});
+
+new Gauge({
+  name: 'ziti_router_active_circuits',
+  help: "Circuits that carried data through a router in its latest reported usage interval",
+  labelNames: ['router_id'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const s of routerSamples()) if (finite(s.circuitsWithUsage)) this.set({ router_id: s.routerId }, s.circuitsWithUsage);
+  },
+});
+
+new Counter({
+  name: 'ziti_router_usage_bytes_total',
+  help: 'Bytes of circuit data a router reported in its usage intervals since it connected, by type (ingress.rx, ingress.tx, egress.rx, egress.tx, fabric.rx, fabric.tx)',
+  labelNames: ['router_id', 'type'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const s of routerSamples()) for (const [type, v] of s.usageBytes) if (finite(v) && v > 0) this.inc({ router_id: s.routerId, type }, v);
+  },
+});
+
+export const routerMetricsMessages = new Counter({
+  name: 'ziti_router_metrics_messages_total',
+  help: 'Metrics messages (content type 1007) received from routers, by outcome (accepted; malformed, oversized: dropped)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 /** The context label of a Postgres schema name (`identity_auth` → `identity-auth`). */
 export function contextOfSchema(schema: string): string {
   return schema.replace(/_/g, '-');

@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { authentications, metricsHost, metricsPort, startMetricsServer } from './index.js';
+import { type RouterMetricsSample, authentications, metricsHost, metricsPort, metricsText, startMetricsServer, trackRouterMetrics } from './index.js';
 
 function get(port: number, path: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
@@ -55,5 +55,32 @@ describe('startMetricsServer', () => {
     } finally {
       await m.stop();
     }
+  });
+});
+
+describe('trackRouterMetrics', () => {
+  const sample: RouterMetricsSample = {
+    routerId: 'r1',
+    links: new Map([['l1', { latencySeconds: 0.0125, txBytesPerSecond: 1500, rxBytesPerSecond: Number.NaN }]]),
+    bytesPerSecond: new Map([['ingress.tx', 20]]),
+    edgeConnections: 3,
+    circuitsWithUsage: 2,
+    usageBytes: new Map([['ingress.rx', 4096], ['fabric.tx', 0]]),
+  };
+
+  it("renders each router's samples labelled by router and link id while tracked, and nothing after", async () => {
+    const untrack = trackRouterMetrics(() => [sample]);
+    let text = await metricsText();
+    untrack();
+    expect(text).toContain('ziti_router_link_latency_seconds{router_id="r1",link_id="l1"} 0.0125');
+    expect(text).toContain('ziti_router_link_bytes_per_second{router_id="r1",link_id="l1",direction="tx"} 1500');
+    expect(text).not.toContain('direction="rx"');
+    expect(text).toContain('ziti_router_bytes_per_second{router_id="r1",kind="ingress",direction="tx"} 20');
+    expect(text).toContain('ziti_router_edge_connections{router_id="r1"} 3');
+    expect(text).toContain('ziti_router_active_circuits{router_id="r1"} 2');
+    expect(text).toContain('ziti_router_usage_bytes_total{router_id="r1",type="ingress.rx"} 4096');
+    expect(text).not.toContain('type="fabric.tx"');
+    text = await metricsText();
+    expect(text).not.toContain('router_id="r1"');
   });
 });

@@ -216,12 +216,13 @@ export function intEnv(env: NodeJS.ProcessEnv, key: string, fallback: number, mi
 
 /**
  * Whether `ZITI_EVENTS` (the namespaces of the OpenZiti-format event stream the gateway emits;
- * unset = all, `none` = no stream) names any of `namespaces`: a context publishes the events only
- * that stream reads (logins, sessions) only while it is wanted. The gateway validates the list.
+ * unset = the default ones, `none` = no stream) names any of `namespaces`: a context publishes the
+ * events only that stream reads (logins, sessions, router metrics) only while it is wanted. The
+ * gateway validates the list. `byDefault`: whether the namespaces are among the default ones.
  */
-export function eventNamespacesEnabled(env: NodeJS.ProcessEnv, namespaces: readonly string[]): boolean {
+export function eventNamespacesEnabled(env: NodeJS.ProcessEnv, namespaces: readonly string[], byDefault = true): boolean {
   const raw = env.ZITI_EVENTS?.trim();
-  if (!raw) return true;
+  if (!raw) return byDefault;
   const named = raw.split(',').map((s) => s.trim());
   return namespaces.some((ns) => named.includes(ns));
 }

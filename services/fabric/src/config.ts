@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { type ContextConfig, contextConfig, peerAddress } from '@ziti/service-kit';
+import { type ContextConfig, contextConfig, eventNamespacesEnabled, peerAddress } from '@ziti/service-kit';
 
 /** Where the router control listener binds and what routers are told to dial. */
 export interface CtrlListenConfig {
@@ -26,6 +26,8 @@ export interface Config extends ContextConfig {
   replica: string;
   /** ZITI_FABRIC_RELAY_ADDRESS `host:port`: where other replicas reach this one's gRPC (default its gRPC listener). */
   relayAddress?: string;
+  /** Routers' metrics become `router.metrics` events while `ZITI_EVENTS` names `metrics` or `usage` (not by default). */
+  routerMetricsEvents: { metrics: boolean; usage: boolean };
 }
 
 /** `host:port` (IPv6 hosts in brackets); throws a configuration error naming the key otherwise. */
@@ -49,6 +51,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ctrl: { ...listen, advertisedAddress: advertised || undefined },
     replica: env.ZITI_INSTANCE_ID?.trim() || hostname(),
     relayAddress: relayAddressOf(env),
+    routerMetricsEvents: { metrics: eventNamespacesEnabled(env, ['metrics'], false), usage: eventNamespacesEnabled(env, ['usage'], false) },
   };
 }
 

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createSchemaPool, schemaMaintenance } from '@ziti/db-kit';
 import { createServiceApp } from '@ziti/http-kit';
+import { trackRouterMetrics } from '@ziti/metrics';
 import { newChangeEvent } from '@ziti/messaging';
 import { type ContextDeps, type RunningContext, integrityService, maintenanceService, startContext } from '@ziti/service-kit';
 import { pemCertificates } from '@ziti/x509';
@@ -20,6 +21,7 @@ import { circuitHandlers } from './http/circuits.js';
 import { linkHandlers } from './http/links.js';
 import { LinkTable, linkEventData } from './ctrl/links.js';
 import { PeerStates } from './ctrl/router-links.js';
+import { RouterMetrics } from './ctrl/router-metrics.js';
 import { ConnectedRouters } from './ctrl/topology.js';
 import { RouterRelay } from './ctrl/relay.js';
 import { ReplicaStore } from './store/replicas.js';
@@ -58,6 +60,8 @@ export interface ServiceDeps extends ContextDeps, PeerAddresses {
    * listener's own address.
    */
   relayAddress?: string;
+  /** Which of the event stream's `metrics` and `usage` namespaces want routers' metrics (`router.metrics` events). Default neither. */
+  routerMetricsEvents?: { metrics: boolean; usage: boolean };
   poolSize?: number;
 }
 
@@ -187,6 +191,9 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       problem: problemLog,
     });
     links.onGone((l) => circuits.linkGone(l.id));
+    const routerMetrics = new RouterMetrics({ links, events: deps.routerMetricsEvents ?? { metrics: false, usage: false }, publish, log, problem: problemLog });
+    links.onGone((l) => routerMetrics.linkGone(l));
+    onStop(trackRouterMetrics(() => routerMetrics.all()));
     registry = new RouterRegistry({
       presence,
       peers,
@@ -196,6 +203,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
       sessions,
       circuits: () => circuits,
       links,
+      routerMetrics,
       peerStates: () => peerStates,
       connectedAnywhere: (id) => routers.has(id),
       relay,

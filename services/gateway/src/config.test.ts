@@ -109,6 +109,12 @@ describe('loadEventStreamConfig', () => {
     expect(loadEventStreamConfig({ ZITI_EVENTS: 'router,circuit' })?.namespaces).toEqual(['router', 'circuit']);
   });
 
+  it("leaves the routers' metrics and usage out unless named", () => {
+    const all = loadEventStreamConfig({})?.namespaces;
+    expect(all).toEqual(['entityChange', 'apiSession', 'session', 'authentication', 'entityCount', 'router', 'circuit', 'link']);
+    expect(loadEventStreamConfig({ ZITI_EVENTS: 'metrics,usage' })?.namespaces).toEqual(['metrics', 'usage']);
+  });
+
   it('none: no stream', () => {
     expect(loadEventStreamConfig({ ZITI_EVENTS: 'none' })).toBeUndefined();
   });

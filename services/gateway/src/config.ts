@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { boolEnv, intEnv, requireSecret } from '@ziti/service-kit';
 import type { EventStreamConfig } from './events/event-stream.js';
-import { NAMESPACES, type Namespace } from './events/openziti-records.js';
+import { DEFAULT_NAMESPACES, NAMESPACES, type Namespace } from './events/openziti-records.js';
 import { AddressSet, type ForwardedHeader } from './http/client-address.js';
 import { AUTH_RATE_LIMITER_BOUNDS, AUTH_RATE_LIMITER_DEFAULTS, type AuthRateLimiterOptions } from './limits/adaptive-limiter.js';
 import { LOGIN_LIMIT_DEFAULTS, type LoginLimitOptions } from './limits/login-failures.js';
@@ -122,12 +122,12 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
  *
  * | Key | Default |
  * |---|---|
- * | `ZITI_EVENTS` | every namespace: `entityChange,apiSession,session,authentication,entityCount,router,circuit,link` (comma list; `none`: no stream) |
+ * | `ZITI_EVENTS` | `entityChange,apiSession,session,authentication,entityCount,router,circuit,link` (comma list of these and `metrics`, `usage`; `none`: no stream) |
  * | `ZITI_EVENTS_FILE` | none (a JSON-lines file the records are appended to) |
  * | `ZITI_EVENTS_ENTITY_COUNT_INTERVAL` | `5m` (a number with `ms`, `s`, `m` or `h`; at least 1 s) |
  */
 export function loadEventStreamConfig(env: NodeJS.ProcessEnv): EventStreamConfig | undefined {
-  const raw = env.ZITI_EVENTS?.trim() || NAMESPACES.join(',');
+  const raw = env.ZITI_EVENTS?.trim() || DEFAULT_NAMESPACES.join(',');
   if (raw.toLowerCase() === 'none') return undefined;
   const namespaces = new Set<Namespace>();
   for (const name of raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0)) {

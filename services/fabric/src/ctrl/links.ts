@@ -121,10 +121,11 @@ export class LinkTable {
   latency(linkId: string, routerId: string, ns: number): void {
     const l = this.links.get(linkId);
     if (!l || !Number.isFinite(ns) || ns < 0) return;
-    if (l.srcRouterId === routerId) l.srcLatency = ns;
-    else if (l.dstRouterId === routerId) l.dstLatency = ns;
-    else return;
-    this.d.store.put(l).catch((err) => this.d.problem(`fabric: latency of link ${l.id} not stored`, err));
+    const end = l.srcRouterId === routerId ? 'src' : l.dstRouterId === routerId ? 'dst' : undefined;
+    if (!end) return;
+    if (end === 'src') l.srcLatency = ns;
+    else l.dstLatency = ns;
+    this.d.store.latency(l.id, end, ns).catch((err) => this.d.problem(`fabric: latency of link ${l.id} not stored`, err));
   }
 
   /** Another replica's change (its event): applied here without writing or publishing again. */

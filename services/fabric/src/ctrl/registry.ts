@@ -12,6 +12,7 @@ import { CT, H, SYNC } from './ids.js';
 import type { LegacySessions } from './legacy-sessions.js';
 import type { LinkTable } from './links.js';
 import { type PeerStates, handleRouterLinks } from './router-links.js';
+import type { RouterMetrics } from './router-metrics.js';
 import type { RouterChannel } from './port.js';
 import { handleTerminators } from './terminators.js';
 import type { SessionValidator } from './tokens.js';
@@ -33,6 +34,7 @@ export interface RegistryDeps {
   sessions: SessionValidator;
   circuits: () => Circuits;
   links: LinkTable;
+  routerMetrics: Pick<RouterMetrics, 'accept' | 'routerGone'>;
   peerStates: () => PeerStates;
   /** Whether a router is connected to the control plane (any replica). */
   connectedAnywhere(routerId: string): boolean;
@@ -146,6 +148,7 @@ export class RouterRegistry {
       this.publish('router.disconnected', { routerId: router.id, routerName: router.name, at: new Date().toISOString(), reason, connectionId: held.connectionId });
       // The links it reported go with it (it reports them again when it returns).
       if (!this.held.has(router.id)) this.d.links.routerGone(router.id);
+      if (!this.held.has(router.id)) this.d.routerMetrics.routerGone(router.id);
       void this.d.presence.disconnected(router.id, held.connectionId).catch((err) => this.d.problem(`fabric: presence of router ${router.id} not updated`, err));
       // A router re-creates its terminators after it reconnects (OpenZiti `HandleReconnect`): the old ones go.
       if (isEdge && !this.held.has(router.id)) {
@@ -169,8 +172,9 @@ export class RouterRegistry {
         if (other) this.d.relay.sendAnywhere(other, CT.Fault, ctrlPb.Fault.encode({ ...f, subject: ctrlPb.FaultSubject.LinkFault }).finish());
       } else this.d.circuits().faulted(f);
     });
-    // Reports this controller does not act on yet (metrics, alerts): accepted and dropped.
-    for (const t of [CT.Metrics, CT.Alerts, CT.HealthEvent, CT.ValidateSessions]) channel.handle(t, () => undefined);
+    channel.handle(CT.Metrics, (m) => this.d.routerMetrics.accept(router.id, m.body));
+    // Reports this controller does not act on yet (alerts): accepted and dropped.
+    for (const t of [CT.Alerts, CT.HealthEvent, CT.ValidateSessions]) channel.handle(t, () => undefined);
     // Every router may be on a circuit's path (confirmations, unroutes when it goes); edge routers also create them.
     this.d.circuits().attach(channel, router.id);
     if (!isEdge) return;

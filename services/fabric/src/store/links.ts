@@ -97,6 +97,11 @@ export class LinkStore {
     );
   }
 
+  /** One end's measured latency (ns): only that column, so the replicas of the two ends never overwrite each other's. */
+  async latency(id: string, end: 'src' | 'dst', ns: number): Promise<void> {
+    await this.pool.query(`UPDATE links SET ${end === 'src' ? 'src_latency' : 'dst_latency'} = $2, updated_at = now() WHERE id = $1`, [id, Math.round(ns)]);
+  }
+
   async remove(ids: readonly string[]): Promise<void> {
     if (ids.length > 0) await this.pool.query('DELETE FROM links WHERE id = ANY($1::text[])', [ids]);
   }

@@ -30,7 +30,8 @@ export const EVENT_STREAM_GROUP = 'gateway-event-stream';
 /**
  * The change events each namespace is made from, by source. `session.deleted` is published on the
  * bus directly by session, and fabric's `router.*`, `circuit.*` and `link.*` by fabric (best-effort, no
- * outbox); the others are outbox events. The hot paths
+ * outbox; `router.metrics`, one per router metrics message, only while `metrics` or `usage` is
+ * wanted); the others are outbox events. The hot paths
  * publish nothing: a login's `authentication` records (and the `apiSession` `created` of a
  * success) and a session's `created` come from what identity-auth and session hand back on their
  * answers (`authenticated`, `sessionCreated`).
@@ -48,6 +49,8 @@ const SOURCES: Record<Exclude<Namespace, 'entityCount'>, Record<string, string[]
   router: { fabric: ['router.connected', 'router.disconnected'] },
   circuit: { fabric: ['circuit.created', 'circuit.updated', 'circuit.deleted', 'circuit.failed'] },
   link: { fabric: LINK_EVENT_TYPES.map((t) => `link.${t}`) },
+  metrics: { fabric: ['router.metrics'] },
+  usage: { fabric: ['router.metrics'] },
 };
 
 /** The (source, types) subscriptions the namespaces need, one per source. */

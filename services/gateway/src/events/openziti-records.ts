@@ -1,6 +1,7 @@
 import type { AuthOutcome } from '@ziti/http-kit';
 import type { ChangeEvent } from '@ziti/messaging';
 import { circuitRecords, linkRecords, routerRecords } from './fabric-records.js';
+import { metricsRecords, usageRecords } from './metrics-records.js';
 
 /**
  * OpenZiti's event records (controller/event/*.go of openziti/ziti), rendered from the contexts'
@@ -10,8 +11,14 @@ import { circuitRecords, linkRecords, routerRecords } from './fabric-records.js'
  */
 
 /** The namespaces (OpenZiti's `*EventNS`), which are also the subject's last token. */
-export const NAMESPACES = ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount', 'router', 'circuit', 'link'] as const;
+export const NAMESPACES = ['entityChange', 'apiSession', 'session', 'authentication', 'entityCount', 'router', 'circuit', 'link', 'metrics', 'usage'] as const;
 export type Namespace = (typeof NAMESPACES)[number];
+
+/**
+ * The namespaces emitted when `ZITI_EVENTS` is unset: all but `metrics` and `usage`, which are
+ * many records a minute per router (one per reported value, one per circuit with traffic).
+ */
+export const DEFAULT_NAMESPACES: readonly Namespace[] = NAMESPACES.filter((n) => n !== 'metrics' && n !== 'usage');
 
 /** A record: `namespace`, `event_src_id`, `timestamp` and the fields of its kind. */
 export interface OpenZitiRecord {
@@ -54,7 +61,7 @@ export function toRecords(event: ChangeEvent, src: RecordSource): OpenZitiRecord
     case 'session/session':
       return action === 'deleted' ? [sessionRecord(head, 'deleted', d)] : [];
     case 'fabric/router':
-      return routerRecords(event, src.controllerId, action);
+      return action === 'metrics' ? [...metricsRecords(event, src.controllerId), ...usageRecords(event, src.controllerId)] : routerRecords(event, src.controllerId, action);
     case 'fabric/circuit':
       return circuitRecords(event, src.controllerId, action);
     case 'fabric/link':
