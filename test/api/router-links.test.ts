@@ -1,6 +1,6 @@
 // Routers joined by links: peer state, link verification and reports, multi-hop circuits, link faults.
 import { X509Certificate, randomBytes, randomUUID } from 'node:crypto';
-import { ctrlPb } from '@ziti/channel';
+import { CtrlContentType, ctrlPb, newMessage } from '@ziti/channel';
 import { auth, type EdgeApi } from '../support/clients.js';
 import { networkBuilder, sessionClients } from '../support/clients-session.js';
 import { useController } from '../support/controller.js';
@@ -77,6 +77,26 @@ describe('peers and links', () => {
     expect(row).toMatchObject({ state: 'Connected', staticCost: 1, cost: 130_001, protocol: 'tls', iteration: 1, sourceRouter: { id: ids.a.routerId }, destRouter: { id: ids.b.routerId } });
     const filtered = (await fabricGet(ctl(), mgmt, `/links?filter=${encodeURIComponent(`sourceRouter = "${ids.a.routerId}"`)}`)) as LinkRow[];
     expect(filtered.map((l) => l.id)).toEqual([ab]);
+  });
+});
+
+describe('hostile link messages', () => {
+  it('drops garbage RouterLinks, VerifyRouter and Fault bodies and absurd reports; the channel goes on and the links are as they were', async () => {
+    const before = (await links()).map((l) => l.id).sort();
+    const garbage = Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x12, 0x99]);
+    await dbl.a!.send(newMessage(CtrlContentType.RouterLinks, garbage));
+    await dbl.a!.send(newMessage(CtrlContentType.Fault, garbage));
+    const verify = await dbl.a!.channel.request(newMessage(CtrlContentType.VerifyRouter, garbage), { timeoutMs: 5_000 });
+    expect(verify.contentType).toBe(2);
+    // a self link, an empty id, an id past its bound: none is a link
+    await dbl.a!.reportLinks([
+      { id: randomUUID(), destRouterId: ids.a.routerId, iteration: 1 },
+      { id: '', destRouterId: ids.b.routerId, iteration: 1 },
+      { id: 'x'.repeat(300), destRouterId: ids.b.routerId, iteration: 1 },
+    ]);
+    // the channel still answers, and nothing changed
+    expect(await dbl.a!.verifyRouter(ids.b.routerId, [fingerprint(ids.b.certPem)])).toMatchObject({ success: true });
+    expect((await links()).map((l) => l.id).sort()).toEqual(before);
   });
 });
 
