@@ -74,6 +74,7 @@ export async function until<T>(probe: () => Promise<T> | T, what: string, ms = 1
  * Open-loop load: starts `op` `perSecond` times a second for `ms`, whatever is still in flight
  * (a request is not held back by slow answers, as a closed loop would be). Each latency runs from
  * the moment the request was due, so a late start (the generator behind) counts against it.
+ * `seconds` runs until the last answer (a backlog makes it longer than `ms`).
  */
 export async function runAtRate(ms: number, perSecond: number, op: (k: number) => Promise<boolean>): Promise<Phase & { issued: number }> {
   const latenciesMs: number[] = [];
@@ -84,7 +85,8 @@ export async function runAtRate(ms: number, perSecond: number, op: (k: number) =
   for (;;) {
     const elapsed = performance.now() - start;
     if (elapsed >= ms) break;
-    const due = Math.floor((elapsed * perSecond) / 1000);
+    // Request k is due at k / perSecond seconds: the first at once.
+    const due = Math.min(Math.floor((elapsed * perSecond) / 1000) + 1, Math.ceil((ms * perSecond) / 1000));
     while (issued < due) {
       const k = issued++;
       const at = start + (k * 1000) / perSecond;
@@ -93,7 +95,7 @@ export async function runAtRate(ms: number, perSecond: number, op: (k: number) =
     await new Promise((r) => setTimeout(r, 1));
   }
   await Promise.all(pending);
-  return { count: latenciesMs.length, errors, seconds: ms / 1000, latenciesMs, issued };
+  return { count: latenciesMs.length, errors, seconds: (performance.now() - start) / 1000, latenciesMs, issued };
 }
 
 export const fmt = (xs: readonly number[]): string => `p50 ${percentile(xs, 50).toFixed(1)} ms, p99 ${percentile(xs, 99).toFixed(1)} ms`;
