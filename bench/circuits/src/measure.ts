@@ -1,12 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import tls from 'node:tls';
-import { Channel, EdgeContentType, EdgeHeader, edgeCtrlPb, getString, newMessage } from '@ziti/channel';
+import { EdgeContentType, EdgeHeader, edgeCtrlPb, getString } from '@ziti/channel';
 import type { RouterDouble } from '../../../test/support/router-double.js';
-import type { RouterIdentity } from '../../../test/support/router-enroll.js';
-import type { Api } from './api.js';
-import { ECHO_REPLY, ECHO_REQUEST } from './echo-child.js';
-import { type Phase, percentile, run } from './load.js';
+import type { Api } from '../../common/src/api.js';
+import { type ChangeMatch, commitChange, undoSeries } from '../../common/src/changes.js';
+import { type Phase, run } from '../../common/src/load.js';
 import type { SmallNetwork } from './net.js';
 
 /** Circuits through the double: CreateCircuitV2 → CreateCircuitV2Response, then (with `fault`) an ingress Fault. */
@@ -21,20 +18,6 @@ export function circuitPhase(net: SmallNetwork, ms: number, concurrency: number,
     if (fault) void net.double.sendFault(0, c.circuitId).catch(() => undefined);
     return true;
   });
-}
-
-/** One bare @ziti/channel over mutual TLS to the echo process, the way the double holds its control channel. */
-export async function echoChannel(port: number, id: RouterIdentity): Promise<Channel> {
-  const socket = tls.connect({ host: '127.0.0.1', port, ca: id.caPem, cert: id.certPem, key: id.keyPem });
-  await once(socket, 'secureConnect');
-  socket.setNoDelay(true);
-  return new Channel(socket, { label: 'echo client', heartbeatIntervalMs: 0 });
-}
-
-/** Request/reply round trips on one channel, `concurrency` in flight; the request carries about what a CreateCircuitV2 does. */
-export function echoPhase(ch: Channel, ms: number, concurrency: number): Promise<Phase> {
-  const body = randomBytes(1024);
-  return run(ms, concurrency, async () => (await ch.request(newMessage(ECHO_REQUEST, body), { timeoutMs: 10_000 })).contentType === ECHO_REPLY);
 }
 
 export interface FullState {
@@ -85,46 +68,20 @@ export interface ChangeDelays {
  */
 export async function changeDelays(api: Api, double: RouterDouble, o: { n: number; tag: string; policyId: string; identityRoles: string[]; spareIdentityId: string }): Promise<ChangeDelays> {
   const out: ChangeDelays = { all: [], fromRequest: [], serviceCreate: [], policyPatch: [] };
-  const carries = (pred: (e: edgeCtrlPb.DataState_Event) => boolean) => (m: { body: Buffer }) => edgeCtrlPb.DataState_ChangeSet.decode(m.body).changes.some(pred);
+  const arrival = (match: ChangeMatch) => double.waitFor(EdgeContentType.DataStateChangeSet, match, 30_000);
   for (let i = 0; i < o.n; i++) {
-    let match: (m: { body: Buffer }) => boolean;
-    let committed: number;
-    const sent = performance.now();
-    if (i % 2 === 0) {
-      const id = await api.mgmt('POST', '/services', { name: `${o.tag}-change-${i}`, roleAttributes: [], encryptionRequired: true });
-      committed = performance.now();
-      match = carries((e) => e.service?.id === id);
-    } else {
-      const add = i % 4 === 1;
-      const identityRoles = add ? [...o.identityRoles, `@${o.spareIdentityId}`] : o.identityRoles;
-      await api.mgmt('PATCH', `/service-policies/${o.policyId}`, { identityRoles }, 200);
-      committed = performance.now();
-      match = carries((e) => e.servicePolicyChange?.policyId === o.policyId && e.servicePolicyChange.add === add && e.servicePolicyChange.relatedEntityIds.includes(o.spareIdentityId));
-    }
-    const m = await double.waitFor(EdgeContentType.DataStateChangeSet, match, 30_000).catch((err: Error) => {
-      throw new Error(`change ${i} (${i % 2 === 0 ? 'service create' : 'policy PATCH'}): ${err.message}`);
+    const change = await commitChange(api, i, o);
+    const m = await arrival(change.match).catch((err: Error) => {
+      throw new Error(`change ${i} (${change.kind}): ${err.message}`);
     });
     const at = double.receivedAt.get(m)!;
-    const ms = at - committed;
+    const ms = at - change.committed;
     out.all.push(ms);
-    out.fromRequest.push(at - sent);
-    (i % 2 === 0 ? out.serviceCreate : out.policyPatch).push(ms);
+    out.fromRequest.push(at - change.sent);
+    (change.kind === 'service create' ? out.serviceCreate : out.policyPatch).push(ms);
     await new Promise((r) => setTimeout(r, 20));
   }
-  if (o.n % 4 >= 2) {
-    // The last PATCH added the identity: take it out again (not measured), so the next run starts alike.
-    await api.mgmt('PATCH', `/service-policies/${o.policyId}`, { identityRoles: o.identityRoles }, 200);
-    await double.waitFor(EdgeContentType.DataStateChangeSet, carries((e) => e.servicePolicyChange?.policyId === o.policyId && !e.servicePolicyChange.add), 30_000);
-  }
+  const undo = await undoSeries(api, o.n, o);
+  if (undo) await arrival(undo);
   return out;
-}
-
-export const fmt = (xs: number[]): string => `p50 ${percentile(xs, 50).toFixed(1)} ms, p99 ${percentile(xs, 99).toFixed(1)} ms`;
-
-/** Renews the double's subscription at the index it holds (routers renew before it lapses; nothing is resent). */
-export async function renew(double: RouterDouble): Promise<void> {
-  const state = double.rdm.dataStates.at(-1);
-  if (!state) return;
-  const index = Math.max(Number(state.endIndex), ...double.rdm.changeSets.map((c) => Number(c.index)));
-  await double.subscribe({ currentIndex: index, timelineId: state.timelineId, renew: true });
 }

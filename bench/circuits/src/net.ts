@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { RouterDouble } from '../../../test/support/router-double.js';
 import { type RouterIdentity, enrollRouter } from '../../../test/support/router-enroll.js';
-import type { Api } from './api.js';
-import { pool, prng } from './load.js';
+import type { Api } from '../../common/src/api.js';
+import { pool, prng, until } from '../../common/src/load.js';
 
 /** What the circuit phase needs: a router double hosting a terminator, and a user's Dial session. */
 export interface SmallNetwork {
@@ -17,17 +17,6 @@ export interface SmallNetwork {
   dialPolicyId: string;
   /** An identity no policy selects, that the change measurement adds to and removes from a policy. */
   spareIdentityId: string;
-}
-
-/** Polls `probe` every 50 ms until it is truthy or `ms` passed. */
-export async function until<T>(probe: () => Promise<T> | T, what: string, ms = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /**

@@ -1,12 +1,14 @@
-import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, deleteStream, testInfra } from '@ziti/test-kit';
-import { Api } from './api.js';
-import { type Phase, percentile, rate } from './load.js';
-import { changeDelays, circuitPhase, echoChannel, echoPhase, fmt, fullState, renew, settle } from './measure.js';
+import { Api } from '../../common/src/api.js';
+import { echoChannel, echoPhase } from '../../common/src/ceiling.js';
+import { type Child, type ControllerInfo, child } from '../../common/src/child.js';
+import { type Phase, fmt, percentile, rate } from '../../common/src/load.js';
+import { renew } from '../../common/src/rdm.js';
+import { changeDelays, circuitPhase, fullState, settle } from './measure.js';
 import { populate, smallNetwork } from './net.js';
 
 /**
@@ -42,24 +44,6 @@ const GOALS = { circuitsPerSecond: 1_000, circuitP99Ms: 25, fullStateMs: 2_000, 
 const log = (m: string) => console.log(`[bench] ${m}`);
 const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
-function child<T>(file: string, arg: unknown): Promise<{ proc: ChildProcess; info: T; stop(): Promise<void> }> {
-  const proc = fork(path.join(__dirname, file), [JSON.stringify(arg)]);
-  return new Promise((resolve, reject) => {
-    proc.once('message', (info) =>
-      resolve({
-        proc,
-        info: info as T,
-        stop: () => new Promise<void>((done) => {
-          if (proc.exitCode !== null) return done();
-          proc.once('exit', () => done());
-          proc.send('stop');
-        }),
-      }),
-    );
-    proc.once('exit', (code) => reject(new Error(`${file} exited (${code})`)));
-  });
-}
-
 async function main(): Promise<void> {
   const infra = await testInfra();
   const db = await createTestDatabase(infra.databaseUrl, 'bench');
@@ -68,13 +52,13 @@ async function main(): Promise<void> {
   await chmod(dataDir, 0o755);
   const adminPassword = `Bench!${randomBytes(12).toString('base64url')}1`;
   const stream = `ZITI_BENCH_${suffix}`;
-  const ctl = await child<{ url: string; caCertPem: string; routerCtrlPort: number }>('controller-child.js', {
+  const ctl = await child<ControllerInfo>('controller-child.js', {
     dataDir, databaseUrl: db.url, natsUrl: infra.natsUrl, redisUrl: infra.redisUrl, natsStream: stream, natsSubjectPrefix: `bench.${suffix}`,
     cacheKeyPrefix: `bench:${suffix}:`, listenHost: '127.0.0.1', port: 0, routerCtrlPort: 0, servicePorts: 'ephemeral',
     adminUsername: 'admin', adminPassword, events: null,
   });
   const api = new Api(ctl.info.url, ctl.info.caCertPem, Math.max(8, POPULATE_CONCURRENCY));
-  let echo: Awaited<ReturnType<typeof child<{ port: number }>>> | undefined;
+  let echo: Child<{ port: number }> | undefined;
   let closeDouble: (() => Promise<void>) | undefined;
   try {
     api.token = await api.login('admin', adminPassword, 'management');
