@@ -1,6 +1,6 @@
 // Routers joined by links: peer state, link verification and reports, multi-hop circuits, link faults.
 import { X509Certificate, randomBytes, randomUUID } from 'node:crypto';
-import { CtrlContentType, ctrlPb, newMessage } from '@ziti/channel';
+import { CtrlContentType, EdgeErrorCode, ctrlPb, newMessage } from '@ziti/channel';
 import { auth, type EdgeApi } from '../support/clients.js';
 import { networkBuilder, sessionClients } from '../support/clients-session.js';
 import { useController } from '../support/controller.js';
@@ -164,6 +164,20 @@ describe('circuits across links', () => {
     const again = await poll(async () => (await circuits()).find((x) => x.id === circuitId && x.path.nodes.length === 3));
     expect(again?.path.nodes.map((n) => n.id)).toEqual([ids.a.routerId, ids.c.routerId, ids.b.routerId]);
     expect(again?.path.links.map((l) => l.id)).toEqual([ac, cb]);
+  });
+
+  it('refuses a bind and a dial through a router the identity may not use for the service (no edge router policy reaches it)', async () => {
+    const outsider = await connectRouter(ctl(), await enrolledRouter(mgmt, `er-link-out-${Date.now()}`));
+    try {
+      const bind = await user.api.createSession(serviceId, 'Bind');
+      const t = await outsider.createTerminator({ address: randomUUID(), sessionToken: bind.body.data.token as string, apiSessionToken: user.token });
+      expect(t.result).not.toBe(0);
+      const dial = await user.api.createSession(serviceId, 'Dial');
+      const c = await outsider.createCircuit({ sessionToken: dial.body.data.token as string, apiSessionToken: user.token, peerData: new Map([[1003, randomBytes(32)]]) });
+      expect(c).toMatchObject({ ok: false, errorCode: EdgeErrorCode.InvalidEdgeRouterForSession });
+    } finally {
+      await outsider.close();
+    }
   });
 
   it('when no path is left the circuit ends: its routers are unrouted', async () => {

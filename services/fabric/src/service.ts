@@ -84,6 +84,7 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
   // This process's own id among the replicas (presence rows, circuits, links it holds): new at each start.
   const replica = `${controllerId}-${randomBytes(4).toString('hex')}`;
   let relayAddress = deps.relayAddress ?? '';
+  let beatNow: () => Promise<void> = async () => undefined;
   const running = await startContext(SERVICE_NAME, deps, async ({ log, problemLog, onStop }) => {
     const pool = createSchemaPool(deps.databaseUrl, SCHEMA, { max: deps.poolSize ?? 10 }, (err) => log(`${SERVICE_NAME}: idle database connection lost: ${err.message}`));
     onStop(() => pool.end());
@@ -93,7 +94,8 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     const circuitStore = new CircuitStore(pool, replica);
     // Live before anything is written in this replica's name (another replica takes over the rows of replicas it does not see).
     const replicas = new ReplicaStore(pool, replica);
-    await replicas.heartbeat(relayAddress);
+    beatNow = () => replicas.heartbeat(relayAddress);
+    await beatNow();
     onStop(() => replicas.leave().catch((err) => problemLog('fabric: replica row not removed', err)));
 
     const advertised = deps.ctrl.advertisedAddress ? parseHostPort(deps.ctrl.advertisedAddress, 'ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS').host : undefined;
@@ -294,7 +296,11 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     };
   });
   // Where the others relay to this replica: its gRPC listener unless told otherwise (the heartbeat carries it).
-  if (!relayAddress) relayAddress = running.grpcAddress;
+  // Said at once, not at the next beat: until then no other replica can relay to this one's routers.
+  if (!relayAddress) {
+    relayAddress = running.grpcAddress;
+    await beatNow().catch(() => undefined);
+  }
   return { ...running, ctrlPort, ctrlAddress: `${deps.ctrl.host}:${ctrlPort}` };
 }
 

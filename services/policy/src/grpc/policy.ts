@@ -121,7 +121,7 @@ export function policyServer(projections: ProjectionManager, usage: UsageManager
         serviceName: a.serviceName,
         permissions: a.permissions,
         policies: a.policies.map((p) => ({ policyId: p.policyId, policyType: p.type, postureCheckIds: p.postureCheckIds })),
-        edgeRouters: await liveEdgeRouterRefs(routerStates, a.edgeRouters),
+        edgeRouters: await liveEdgeRouterRefs(routerStates, r.routerId ? a.edgeRouters.filter((er) => er.id === r.routerId) : a.edgeRouters),
       };
     }),
   };
