@@ -220,6 +220,12 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
     // The leader stored a change set: every replica applies it and sends it to its routers.
     const stored = await deps.bus.subscribeBroadcast('fabric', ['rdm.change-set'], async () => void rdm.catchUp());
     onStop(() => stored.stop());
+    // NATS is back: the changes signalled while it was away reach the subscriptions only once they
+    // resume, so the leader reads everything again now and every replica applies what was stored.
+    const unwatch = deps.bus.onConnectionChange?.((connected) => {
+      if (connected) void leader.refresh().then(() => rdm.catchUp());
+    });
+    if (unwatch) onStop(unwatch);
     // Every replica's routers and links: peers learn of each other, paths see every router and link.
     const topology = await deps.bus.subscribeBroadcast('fabric', ['router.connected', 'router.disconnected', 'link.routerLinkNew', 'link.fault', 'link.duplicate', 'circuit.faulted'], async (e) => {
       const d = e.data as Record<string, unknown>;
