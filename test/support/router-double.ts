@@ -63,8 +63,10 @@ export interface RouterDoubleOptions {
   answerServerHello?: boolean;
   /** After ClientHello, subscribe to the data model (20505). Default true. */
   subscribe?: boolean;
-  /** RDM index sent in ClientHello (header 1025). Default 0. */
+  /** RDM index sent in ClientHello (header 1025) and in the subscription. Default 0. */
   rdmIndex?: number;
+  /** Timeline of the subscription after ClientHello (a reconnecting router's, from its last DataState). Default none. */
+  rdmTimelineId?: string;
   heartbeatIntervalMs?: number;
   unresponsiveMs?: number;
 }
@@ -323,7 +325,10 @@ export class RouterDouble {
   /** Closes the control channel (the controller sees the socket end). */
   async close(): Promise<void> {
     if (!this.channel.closed) this.channel.close('router double closed');
-    if (!this.socket.destroyed) await Promise.race([once(this.socket, 'close'), new Promise((r) => setTimeout(r, 2_000))]);
+    if (this.socket.destroyed) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([once(this.socket, 'close'), new Promise((r) => (timer = setTimeout(r, 2_000)))]);
+    clearTimeout(timer);
   }
 
   private result(m: Message): { success: boolean; message: string } {
@@ -352,7 +357,7 @@ export class RouterDouble {
     reply.headers.set(EdgeHeader.RouterDataModel, encodeBool(true));
     reply.headers.set(EdgeHeader.RouterDataModelIndex, encodeUint64(BigInt(this.o.rdmIndex ?? 0)));
     await this.channel.reply(serverHello, reply);
-    if (this.o.subscribe ?? true) await this.subscribe({ currentIndex: this.o.rdmIndex ?? 0 });
+    if (this.o.subscribe ?? true) await this.subscribe({ currentIndex: this.o.rdmIndex ?? 0, timelineId: this.o.rdmTimelineId });
   }
 
   private async answerRoute(m: Message): Promise<void> {

@@ -218,6 +218,12 @@ export async function startService(deps: ServiceDeps): Promise<RunningService> {
 
     const subscriptions = await subscribeEvents(deps.bus, { leader, rdm, registry: reg, circuits, routers, peerStates, links, presence });
     onStop(() => Promise.all(subscriptions.map((sub) => sub.stop())));
+    // NATS is back: the changes signalled while it was away reach the subscriptions only once they
+    // resume, so the leader reads everything again now and every replica applies what was stored.
+    const unwatch = deps.bus.onConnectionChange?.((connected) => {
+      if (connected) void leader.refresh().then(() => rdm.catchUp());
+    });
+    if (unwatch) onStop(unwatch);
     const timers = [
       setInterval(
         () =>

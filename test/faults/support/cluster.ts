@@ -12,13 +12,23 @@ import { NodeProcess } from './processes.js';
  * context as a separate process from its built `dist/main.js`, two replicas of identity-auth and of
  * session behind a balancer each (HTTP and gRPC, as a Kubernetes Service: `startOwnBalancers` of
  * `@ziti/test-kit`, in a process of its own), and two gateways. The contexts and gateways accept one address per upstream, so the balancer's address
- * is what they are given, as a Service name would be.
+ * is what they are given, as a Service name would be. Routers dial `routerCtrlPort`: fabric's
+ * control listener, or, with fabric replicated, a balancer in front of every replica's.
  */
 
 export const CONTEXTS = ['identity-auth', 'pki-enrollment', 'policy', 'session', 'posture', 'fabric'] as const;
 export type ContextName = (typeof CONTEXTS)[number];
-/** The contexts that run two replicas. */
+/** The contexts that run two replicas by default. */
 export const REPLICATED: readonly ContextName[] = ['identity-auth', 'session'];
+
+export interface ClusterOptions {
+  /**
+   * The contexts run as two replicas behind a balancer (default {@link REPLICATED}). With
+   * `fabric` among them, each fabric replica has its own router control listener, and routers dial
+   * a balancer in front of both (TLS passes through it), as through a Kubernetes Service.
+   */
+  replicated?: readonly ContextName[];
+}
 
 const envPrefix = (ctx: ContextName) => ctx.toUpperCase().replace(/-/g, '_');
 
@@ -28,6 +38,8 @@ export interface Replica {
   process: NodeProcess;
   httpPort: number;
   grpcPort: number;
+  /** fabric: its own router control listener's port. */
+  ctrlPort?: number;
 }
 
 export interface Gateway {
@@ -45,6 +57,8 @@ export interface Cluster {
   redis: OwnServer;
   replicas: Replica[];
   gateways: Gateway[];
+  /** The port routers dial for the control plane (a balancer's when fabric is replicated). */
+  routerCtrlPort: number;
   admin: { username: string; password: string };
   /** Each process's internal certificate directory (`ca.crt`, `tls.crt`, `tls.key`), by context. */
   internalTls: Record<ContextName | 'gateway', string>;
@@ -97,7 +111,8 @@ export async function waitReplicaReady(r: Replica, timeoutMs = 180_000): Promise
 }
 
 /** Starts everything; each process's output goes to `<logDir>/<name>.log` (emptied first, kept after `close`). */
-export async function startCluster(logDir: string): Promise<Cluster> {
+export async function startCluster(logDir: string, options: ClusterOptions = {}): Promise<Cluster> {
+  const replicated = options.replicated ?? REPLICATED;
   const dir = mkdtempSync(join(tmpdir(), 'ziti-faults-'));
   rmSync(logDir, { recursive: true, force: true });
   mkdirSync(logDir, { recursive: true });
@@ -148,9 +163,11 @@ export async function startCluster(logDir: string): Promise<Cluster> {
     const balanced: BalancedPort[] = [];
     const addresses: NodeJS.ProcessEnv = {};
     for (const ctx of CONTEXTS) {
-      const count = REPLICATED.includes(ctx) ? 2 : 1;
+      const count = replicated.includes(ctx) ? 2 : 1;
       const own: Ports[] = [];
-      for (let i = 1; i <= count; i++) own.push({ name: count > 1 ? `${ctx}-${i}` : ctx, context: ctx, httpPort: await freePort(), grpcPort: await freePort() });
+      for (let i = 1; i <= count; i++) {
+        own.push({ name: count > 1 ? `${ctx}-${i}` : ctx, context: ctx, httpPort: await freePort(), grpcPort: await freePort(), ...(ctx === 'fabric' ? { ctrlPort: await freePort() } : {}) });
+      }
       let [httpPort, grpcPort] = [own[0]!.httpPort, own[0]!.grpcPort];
       if (count > 1) {
         [httpPort, grpcPort] = [await freePort(), await freePort()];
@@ -161,9 +178,16 @@ export async function startCluster(logDir: string): Promise<Cluster> {
       addresses[`${envPrefix(ctx)}_GRPC`] = `127.0.0.1:${grpcPort}`;
       planned.push(...own);
     }
+    // The router control plane: fabric's TLS listener, or a balancer in front of every replica's.
+    const fabrics = planned.filter((r) => r.context === 'fabric');
+    let routerCtrlPort = fabrics[0]!.ctrlPort!;
+    if (fabrics.length > 1) {
+      routerCtrlPort = await freePort();
+      balanced.push({ listenPort: routerCtrlPort, backends: fabrics.map((r) => ({ port: r.ctrlPort!, readyzPort: r.httpPort, readyzScheme: 'https' as const })) });
+    }
+    // What routers dial: the listener certificate's name (fabric) and the `ctrls` of enrollment JWTs (pki-enrollment).
+    const routerCtrlAddress = `127.0.0.1:${routerCtrlPort}`;
     balancers = await startOwnBalancers(balanced);
-    // The router control listener (fabric's TLS port routers dial).
-    const routerCtrlPort = await freePort();
 
     const replicas: Replica[] = planned.map((r) => {
       const dataDir = join(dir, r.name);
@@ -173,8 +197,10 @@ export async function startCluster(logDir: string): Promise<Cluster> {
         ...addresses,
         ZITI_DATA_DIR: dataDir,
         ZITI_INTERNAL_TLS_DIR: internalTls[r.context],
-        ...(r.context === 'pki-enrollment' ? { ZITI_SERVER_KEY_SECRET: serverKeySecret } : {}),
-        ...(r.context === 'fabric' ? { ZITI_ROUTER_CTRL_LISTEN: `127.0.0.1:${routerCtrlPort}` } : {}),
+        ...(r.context === 'pki-enrollment' ? { ZITI_SERVER_KEY_SECRET: serverKeySecret, ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS: routerCtrlAddress } : {}),
+        ...(r.context === 'fabric'
+          ? { ZITI_ROUTER_CTRL_LISTEN: `127.0.0.1:${r.ctrlPort}`, ZITI_ROUTER_CTRL_ADVERTISED_ADDRESS: routerCtrlAddress, ZITI_FABRIC_RELAY_ADDRESS: `127.0.0.1:${r.grpcPort}` }
+          : {}),
         [`${envPrefix(r.context)}_HTTP_PORT`]: String(r.httpPort),
         [`${envPrefix(r.context)}_GRPC_PORT`]: String(r.grpcPort),
       };
@@ -201,7 +227,7 @@ export async function startCluster(logDir: string): Promise<Cluster> {
     });
     for (const g of gateways) g.process.start();
     for (const g of gateways) await waitGatewayReady(g);
-    return { dir, postgres, nats, redis, replicas, gateways, admin, internalTls, outputs, close };
+    return { dir, postgres, nats, redis, replicas, gateways, routerCtrlPort, admin, internalTls, outputs, close };
   } catch (err) {
     const message = `${(err as Error).message}\n${outputs()}`;
     await close();

@@ -1,7 +1,7 @@
 import type { GetRouterDataModelRequest, RouterDataModel } from '@ziti/proto';
 import type { RdmChangeSetStore } from '../store/rdm-change-sets.js';
 import type { RdmStateStore } from '../store/rdm-state.js';
-import { CHANGE_KINDS, type ChangeKind, type EntityKind, type ModelChange, REVOCATION_CHANGE, buildModel, diffModels, patchModel } from './model.js';
+import { CHANGE_KINDS, type ChangeKind, type EntityKind, type ModelChange, REVOCATION_CHANGE, buildModel, diffModels, orderedEntities, patchModel } from './model.js';
 import { REPLAY_LOG, type RdmPublisher, type RdmSources } from './publisher.js';
 
 const EMPTY_POLICY_MODEL: RouterDataModel = { configTypes: [], configs: [], identities: [], services: [], servicePolicies: [], postureChecks: [] };
@@ -102,6 +102,7 @@ export class RdmLeader {
     // Not loaded yet: read everything once it is (the service refreshes after the load).
     if (!this.d.publisher.ready) return void (this.wantFull = true);
     await this.d.publisher.catchUp();
+    if (!this.d.publisher.knowsItsIndex) return this.newTimeline();
     const before = this.d.publisher.current();
     let changes: ModelChange[];
     if (full) {
@@ -125,5 +126,23 @@ export class RdmLeader {
     await this.d.publisher.catchUp();
     this.d.stored(pos.index);
     if (++this.stores % 100 === 0) await this.d.changeSets.trim(REPLAY_LOG).catch((err) => this.d.problem('fabric: old change sets not trimmed', err));
+  }
+
+  /**
+   * This replica leads with a model read from the sources, not made by change sets: no replica may
+   * hold the model of the stored index (all were restarted), so what changed meanwhile cannot be
+   * told as a difference. A new timeline starts with the whole model as its first change set;
+   * every replica takes it, and routers are sent the full state (also when they resubscribe with
+   * the old timeline) instead of missing those changes.
+   */
+  private async newTimeline(): Promise<void> {
+    const whole = await this.d.publisher.readAll();
+    if (!this.leading) return;
+    const previousIndex = this.d.publisher.position.index;
+    const pos = await this.d.state.newTimeline();
+    const changes: ModelChange[] = orderedEntities(whole).filter((entity) => entity.kind !== 'publicKey').map((entity) => ({ action: 'create', entity }));
+    await this.d.changeSets.add({ index: pos.index, previousIndex, timelineId: pos.timelineId, changes });
+    await this.d.publisher.catchUp();
+    this.d.stored(pos.index);
   }
 }

@@ -60,6 +60,8 @@ export class RdmPublisher {
   private readonly log: ChangeSet[] = [];
   private readonly subs = new Map<string, Subscription>();
   private loaded = false;
+  /** Whether the model is the one of its index: it applied a change set since it last read the sources. */
+  private vouched = false;
   private catching: Promise<void> = Promise.resolve();
 
   constructor(
@@ -82,6 +84,15 @@ export class RdmPublisher {
 
   get ready(): boolean {
     return this.loaded;
+  }
+
+  /**
+   * Whether the model is known to be the one its index names. A model read from the sources is
+   * not: it holds what changed since the last change set was made, which routers at that index
+   * have not received if no leader is left to send it (every replica restarted, or read again).
+   */
+  get knowsItsIndex(): boolean {
+    return this.vouched;
   }
 
   /** The model as it stands (the leader diffs against it). */
@@ -144,8 +155,9 @@ export class RdmPublisher {
 
   /**
    * Applies every stored change set after the current index, in order, and sends each to the
-   * subscriptions (one catch-up at a time). A gap (sets no longer kept) reloads the whole model
-   * and sends every subscription its full state.
+   * subscriptions (one catch-up at a time). The first change set of a new timeline holds the whole
+   * model: it replaces the model, and every subscription is sent the full state. A gap (sets no
+   * longer kept) reloads the whole model and sends every subscription its full state.
    */
   catchUp(): Promise<void> {
     this.catching = this.catching.then(async () => {
@@ -153,12 +165,15 @@ export class RdmPublisher {
       for (;;) {
         const sets = await this.changeSets.after(this.index);
         if (sets.length === 0) return;
-        if (sets[0]!.previousIndex > this.index || sets[0]!.timelineId !== this.timelineId) {
-          await this.reload();
-          for (const sub of this.subs.values()) sub.sink.fullState(orderedEntities(this.model), this.index, this.timelineId, sub.id);
-          continue;
+        for (const set of sets) {
+          if (set.previousIndex > this.index || (set.timelineId !== this.timelineId && set.previousIndex !== this.index)) {
+            await this.reload();
+            this.sendFullStates();
+            break;
+          }
+          if (set.timelineId === this.timelineId) this.apply(set);
+          else this.rebase(set);
         }
-        for (const set of sets) this.apply(set);
       }
     }).catch((err) => this.problem('fabric: router data model change sets not applied', err));
     return this.catching;
@@ -179,6 +194,22 @@ export class RdmPublisher {
     for (const sub of this.subs.values()) sub.sink.changeSet(set, undefined);
   }
 
+  private sendFullStates(): void {
+    for (const sub of this.subs.values()) sub.sink.fullState(orderedEntities(this.model), this.index, this.timelineId, sub.id);
+  }
+
+  /** The first change set of a new timeline: the whole model (but this replica's public keys, which stay). */
+  private rebase(stored: StoredChangeSet): void {
+    const model: Model = new Map([...this.model].filter(([, e]) => e.kind === 'publicKey'));
+    for (const c of stored.changes) if (c.action !== 'delete' && c.entity.kind !== 'publicKey') model.set(`${c.entity.kind}:${c.entity.id}`, c.entity);
+    this.model = model;
+    this.timelineId = stored.timelineId;
+    this.index = stored.index;
+    this.log.length = 0;
+    this.vouched = true;
+    this.sendFullStates();
+  }
+
   private async reload(): Promise<void> {
     const pos = await this.state.load();
     this.model = await this.readAll();
@@ -191,6 +222,7 @@ export class RdmPublisher {
     while (first > 0 && stored[first - 1]!.timelineId === this.timelineId && (first === stored.length ? stored[first - 1]!.index === this.index : stored[first - 1]!.index === stored[first]!.previousIndex)) first--;
     this.log.length = 0;
     for (const set of stored.slice(first)) this.log.push({ index: set.index, previousIndex: set.previousIndex, synthetic: false, changes: set.changes });
+    this.vouched = false;
     if (!this.loaded) {
       // Routers that subscribed while the model was loading get their full state now.
       for (const sub of this.subs.values()) sub.sink.fullState(orderedEntities(this.model), this.index, this.timelineId, sub.id);
@@ -206,6 +238,7 @@ export class RdmPublisher {
     }
     const set: ChangeSet = { index: stored.index, previousIndex: stored.previousIndex, synthetic: false, changes: stored.changes };
     this.index = stored.index;
+    this.vouched = true;
     this.log.push(set);
     if (this.log.length > REPLAY_LOG) this.log.shift();
     const now = Date.now();

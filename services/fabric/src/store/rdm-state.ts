@@ -22,4 +22,13 @@ export class RdmStateStore {
     const { rows } = await this.pool.query<{ timeline_id: string; index: string }>('UPDATE rdm_state SET index = index + 1 WHERE id = 1 RETURNING timeline_id, index');
     return { timelineId: rows[0].timeline_id, index: Number(rows[0].index) };
   }
+
+  /** Takes the next index on a new timeline (routers on the old one are sent the full state). */
+  async newTimeline(): Promise<RdmPosition> {
+    const { rows } = await this.pool.query<{ timeline_id: string; index: string }>(
+      'UPDATE rdm_state SET index = index + 1, timeline_id = $1 WHERE id = 1 RETURNING timeline_id, index',
+      [randomUUID()],
+    );
+    return { timelineId: rows[0].timeline_id, index: Number(rows[0].index) };
+  }
 }
