@@ -17,6 +17,7 @@ class SharedStores {
   readonly changeSets = {
     add: async (s: StoredChangeSet) => void this.sets.push(JSON.parse(JSON.stringify(s)) as StoredChangeSet),
     after: async (index: number) => this.sets.filter((s) => s.index > index),
+    upTo: async (index: number, limit: number) => this.sets.filter((s) => s.index <= index).slice(-limit),
     trim: async () => undefined,
   } as unknown as RdmChangeSetStore;
 }

@@ -69,12 +69,15 @@ describe('the router data model across replicas', () => {
     const b = replica();
     await a.publisher.start();
     await b.publisher.start();
+    // The first leader of a fresh model starts a timeline (its first change set is the whole model).
+    a.leader.lead();
+    await a.leader.refresh();
+    await b.publisher.catchUp();
+    expect(b.publisher.position).toEqual(a.publisher.position);
     const [sa, sb] = [new Sink(), new Sink()];
     const { timelineId, index: start } = a.publisher.position;
     subscribe(a.publisher, sa, start, timelineId);
     subscribe(b.publisher, sb, start, timelineId);
-    a.leader.lead();
-    await a.leader.refresh();
     // b does not lead: its signals make nothing
     policy.services.push(service('s1'));
     await b.leader.changed([{ kind: 'service', id: 's1' }]);
@@ -112,9 +115,11 @@ describe('the router data model across replicas', () => {
     const behind = replica();
     await leaderReplica.publisher.start();
     await behind.publisher.start();
+    leaderReplica.leader.lead();
+    await leaderReplica.leader.refresh();
+    await behind.publisher.catchUp();
     const sink = new Sink();
     subscribe(behind.publisher, sink, behind.publisher.position.index, behind.publisher.position.timelineId);
-    leaderReplica.leader.lead();
     for (const id of ['s3', 's4', 's5']) {
       policy.services.push(service(id));
       await leaderReplica.leader.changed([{ kind: 'service', id }]);
