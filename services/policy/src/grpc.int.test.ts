@@ -50,15 +50,15 @@ describe('PolicyService over gRPC', () => {
     }
     // Rows written around the API get their links from a rebuild; then syncs evaluate incrementally.
     await rebuildDerivedLinks(db.url);
-    const access = await call(client.getServiceAccess, { identityId: 'carol', serviceId: 's1', routerId: '' });
+    const access = await call(client.getServiceAccess, { identityId: 'carol', serviceId: 's1', withoutLiveState: false });
     expect(access).toMatchObject({ visible: true, serviceName: 'svc-1', permissions: ['Dial'], policies: [{ policyId: 'p1', policyType: 'Dial', postureCheckIds: [] }], edgeRouters: [] });
-    expect(await call(client.getServiceAccess, { identityId: 'nobody', serviceId: 's1', routerId: '' })).toMatchObject({ visible: false, permissions: [] });
+    expect(await call(client.getServiceAccess, { identityId: 'nobody', serviceId: 's1', withoutLiveState: false })).toMatchObject({ visible: false, permissions: [] });
     await sync('carol', ['x'], '2026-11-22T11:00:00.000Z');
-    expect((await call(client.getServiceAccess, { identityId: 'carol', serviceId: 's1', routerId: '' })).visible).toBe(false);
+    expect((await call(client.getServiceAccess, { identityId: 'carol', serviceId: 's1', withoutLiveState: false })).visible).toBe(false);
     await sync('carol', ['ops'], '2026-11-22T11:30:00.000Z');
-    expect((await call(client.getServiceAccess, { identityId: 'carol', serviceId: 's1', routerId: '' })).visible).toBe(true);
+    expect((await call(client.getServiceAccess, { identityId: 'carol', serviceId: 's1', withoutLiveState: false })).visible).toBe(true);
     await sync('carol', [], '2026-11-22T12:00:00.000Z', { deleted: true });
-    expect((await call(client.getServiceAccess, { identityId: 'carol', serviceId: 's1', routerId: '' })).visible).toBe(false);
+    expect((await call(client.getServiceAccess, { identityId: 'carol', serviceId: 's1', withoutLiveState: false })).visible).toBe(false);
   });
 
   it('reports which policies use role attributes; an empty list means every referenced attribute', async () => {

@@ -54,7 +54,7 @@ export class SessionValidator {
       if (!row || row.apiSessionId !== api.apiSessionId) throw new SessionRefusal('session not found', 'INVALID_SESSION');
     }
     if (claims.z_st !== req.type) throw new SessionRefusal(`session is not a ${req.type} session`, 'WRONG_TYPE');
-    const access = await this.peers.getServiceAccess(api.identityId, serviceId, req.routerId);
+    const access = await this.peers.getServiceAccess(api.identityId, serviceId);
     if (!access.visible || !access.permissions.includes(req.type)) throw new SessionRefusal('no access to the service', 'NO_ACCESS');
     if (!access.edgeRouters.some((r) => r.id === req.routerId)) throw new SessionRefusal('the identity may not use this router for the service', 'NO_ACCESS');
     return { ...api, serviceId, sessionId, sessionType: req.type, legacy };

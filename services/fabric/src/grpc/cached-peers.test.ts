@@ -29,18 +29,18 @@ describe('peer answers kept for a second', () => {
   it('asks once per key within the time, again after it, and never keeps a failure', async () => {
     const f = fakePeers();
     const p = cachedPeers(f.peers, 50);
-    await Promise.all([p.getServiceAccess('i', 's', 'r'), p.getServiceAccess('i', 's', 'r')]);
-    await p.getServiceAccess('i', 's', 'r');
+    await Promise.all([p.getServiceAccess('i', 's'), p.getServiceAccess('i', 's')]);
+    await p.getServiceAccess('i', 's');
     expect(f.calls.access).toBe(1);
-    await p.getServiceAccess('i', 'other', 'r');
+    await p.getServiceAccess('i', 'other');
     expect(f.calls.access).toBe(2);
     await new Promise((r) => setTimeout(r, 60));
-    await p.getServiceAccess('i', 's', 'r');
+    await p.getServiceAccess('i', 's');
     expect(f.calls.access).toBe(3);
     f.setFail(true);
-    await expect(p.getServiceAccess('x', 'y', 'r')).rejects.toThrow('down');
+    await expect(p.getServiceAccess('x', 'y')).rejects.toThrow('down');
     f.setFail(false);
-    await expect(p.getServiceAccess('x', 'y', 'r')).resolves.toMatchObject({ visible: true });
+    await expect(p.getServiceAccess('x', 'y')).resolves.toMatchObject({ visible: true });
   });
 
   it('drops a service\'s terminators when this replica changes one of them', async () => {

@@ -49,7 +49,7 @@ export function cachedPeers(peers: Peers, ttlMs = PEER_ANSWER_TTL_MS): Peers {
   };
   return {
     ...peers,
-    getServiceAccess: (identityId, serviceId, routerId) => access.get(`${identityId}\n${serviceId}\n${routerId}`, () => peers.getServiceAccess(identityId, serviceId, routerId)),
+    getServiceAccess: (identityId, serviceId) => access.get(`${identityId}\n${serviceId}`, () => peers.getServiceAccess(identityId, serviceId)),
     getSessions: async (ids) => {
       const found = await Promise.all(ids.map((id) => sessions.get(id, async () => (await peers.getSessions([id]))[0])));
       return found.filter((s): s is SessionInfo => s !== undefined);

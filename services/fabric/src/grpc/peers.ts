@@ -40,8 +40,8 @@ export interface PeerAddresses {
 export interface Peers {
   getRouter(routerId: string): Promise<RouterInfo>;
   getRouterDataModel(only?: GetRouterDataModelRequest): Promise<RouterDataModel>;
-  /** The identity's access to the service, asking only about `routerId` (its only edge router when allowed). */
-  getServiceAccess(identityId: string, serviceId: string, routerId: string): Promise<ServiceAccess>;
+  /** The identity's access to the service; its edge routers without live state (fabric has it). */
+  getServiceAccess(identityId: string, serviceId: string): Promise<ServiceAccess>;
   upsertEdgeTerminator(req: UpsertEdgeTerminatorRequest): Promise<TerminatorInfo>;
   updateTerminator(req: UpdateTerminatorRequest): Promise<TerminatorInfo>;
   removeTerminators(req: RemoveTerminatorsRequest): Promise<string[]>;
@@ -110,7 +110,7 @@ export function grpcPeers(addresses: PeerAddresses): Peers {
     getRouter: (routerId) => policy.call((c) => u(c.getRouter), { routerId }),
     getRouterDataModel: (only) =>
       policyBulk.call((c) => u<GetRouterDataModelRequest, RouterDataModel>(c.getRouterDataModel), only ?? { partial: false, configTypeIds: [], configIds: [], serviceIds: [], servicePolicyIds: [], identityIds: [], postureCheckIds: [] }),
-    getServiceAccess: (identityId, serviceId, routerId) => policy.call((c) => u(c.getServiceAccess), { identityId, serviceId, routerId }),
+    getServiceAccess: (identityId, serviceId) => policy.call((c) => u(c.getServiceAccess), { identityId, serviceId, withoutLiveState: true }),
     upsertEdgeTerminator: (req) => policy.call((c) => u(c.upsertEdgeTerminator), req),
     updateTerminator: (req) => policy.call((c) => u(c.updateTerminator), req),
     removeTerminators: async (req) => (await policy.call((c) => u<RemoveTerminatorsRequest, { removedIds: string[] }>(c.removeTerminators), req)).removedIds,

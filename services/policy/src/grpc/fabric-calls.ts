@@ -79,6 +79,11 @@ export function fabricCalls(terminators: TerminatorManager): FabricCalls {
 }
 
 /** `ServiceAccess.edgeRouters` with each router's live state (one GetRouterStates call); offline when fabric does not report it. */
+/** The edge routers as policy stores them, without asking fabric for their live state (offline as far as this answer says). */
+export function storedEdgeRouterRefs(routers: PairAccess['edgeRouters']): EdgeRouterRef[] {
+  return routers.map((er) => ({ id: er.id, name: er.name, hostname: '', isOnline: false, urls: {}, supportedProtocols: {}, syncStatus: '', cost: er.cost, noTraversal: er.noTraversal, disabled: er.disabled }));
+}
+
 export async function liveEdgeRouterRefs(states: RouterStates, routers: PairAccess['edgeRouters']): Promise<EdgeRouterRef[]> {
   const live = await states.get(routers.map((r) => r.id));
   return routers.map((er) => {

@@ -7,7 +7,7 @@ import type { RouterDataModelSource } from '../domain/router-data-model.js';
 import type { UsageManager } from '../domain/usage-manager.js';
 import type { RouterStates } from '../domain/ports.js';
 import type { TerminatorManager } from '../domain/terminator-manager.js';
-import { fabricCalls, liveEdgeRouterRefs } from './fabric-calls.js';
+import { fabricCalls, liveEdgeRouterRefs, storedEdgeRouterRefs } from './fabric-calls.js';
 
 function time(value: string, fallback: Date): Date {
   const d = value ? new Date(value) : fallback;
@@ -121,7 +121,7 @@ export function policyServer(projections: ProjectionManager, usage: UsageManager
         serviceName: a.serviceName,
         permissions: a.permissions,
         policies: a.policies.map((p) => ({ policyId: p.policyId, policyType: p.type, postureCheckIds: p.postureCheckIds })),
-        edgeRouters: await liveEdgeRouterRefs(routerStates, r.routerId ? a.edgeRouters.filter((er) => er.id === r.routerId) : a.edgeRouters),
+        edgeRouters: r.withoutLiveState ? storedEdgeRouterRefs(a.edgeRouters) : await liveEdgeRouterRefs(routerStates, a.edgeRouters),
       };
     }),
   };

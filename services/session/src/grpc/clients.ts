@@ -26,7 +26,7 @@ export function grpcPolicyPort(address: Address | undefined): PolicyPort & { clo
   const c = lazy('policy', address, (a) => grpcClient(PolicyServiceClient, a, 'session'));
   return {
     async serviceAccess(identityId, serviceId) {
-      const r = await c.call((x) => x.getServiceAccess as unknown as Unary<{ identityId: string; serviceId: string; routerId: string }, import('@ziti/proto').ServiceAccess>, { identityId, serviceId, routerId: '' });
+      const r = await c.call((x) => x.getServiceAccess as unknown as Unary<{ identityId: string; serviceId: string; withoutLiveState: boolean }, import('@ziti/proto').ServiceAccess>, { identityId, serviceId, withoutLiveState: false });
       return {
         visible: r.visible,
         serviceName: r.serviceName,
