@@ -17,6 +17,10 @@ const UNIMPLEMENTED_BACKOFF_MS = 30_000;
  * Calls to another context that may not serve an RPC yet: UNIMPLEMENTED or unreachable answers
  * become `null` (callers then render without that context's data and say so).
  */
+/** How often, and how far apart, an UNAVAILABLE optional call is tried again. */
+const UNAVAILABLE_RETRIES = 3;
+const RETRY_MS = 250;
+
 export class Optional<C extends { close(): void }> {
   private client?: C;
   private address?: string;
@@ -43,19 +47,29 @@ export class Optional<C extends { close(): void }> {
     if ((this.skipUntil.get(name) ?? 0) > Date.now()) return null;
     const client = this.get();
     if (!client) return null;
-    try {
-      return await new Promise<T>((resolve, reject) => fn(client, new Date(Date.now() + DEADLINE_MS), (err, res) => (err ? reject(err) : resolve(res))));
-    } catch (err) {
-      const code = (err as ServiceError).code;
-      if (code === status.UNIMPLEMENTED) {
-        this.skipUntil.set(name, Date.now() + UNIMPLEMENTED_BACKOFF_MS);
-        return null;
+    // UNAVAILABLE is asked again after a moment (a replica behind the address may just have gone,
+    // and the next connection reaches another), within the one deadline.
+    const deadline = Date.now() + DEADLINE_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await new Promise<T>((resolve, reject) => fn(client, new Date(deadline), (err, res) => (err ? reject(err) : resolve(res))));
+      } catch (err) {
+        const code = (err as ServiceError).code;
+        if (code === status.UNIMPLEMENTED) {
+          this.skipUntil.set(name, Date.now() + UNIMPLEMENTED_BACKOFF_MS);
+          return null;
+        }
+        const wait = RETRY_MS * (attempt + 1);
+        if (code === status.UNAVAILABLE && attempt < UNAVAILABLE_RETRIES && Date.now() + wait < deadline) {
+          await new Promise((r) => setTimeout(r, wait));
+          continue;
+        }
+        if (code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED) {
+          this.log(`policy: ${name} unavailable: ${(err as Error).message}`);
+          return null;
+        }
+        throw err;
       }
-      if (code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED) {
-        this.log(`policy: ${name} unavailable: ${(err as Error).message}`);
-        return null;
-      }
-      throw err;
     }
   }
 
