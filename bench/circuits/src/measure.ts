@@ -3,13 +3,27 @@ import { EdgeContentType, EdgeHeader, edgeCtrlPb, getString } from '@ziti/channe
 import type { RouterDouble } from '../../../test/support/router-double.js';
 import type { Api } from '../../common/src/api.js';
 import { type ChangeMatch, commitChange, undoSeries } from '../../common/src/changes.js';
-import { type Phase, run } from '../../common/src/load.js';
+import { type Phase, run, runAtRate } from '../../common/src/load.js';
 import type { SmallNetwork } from './net.js';
 
 /** Circuits through the double: CreateCircuitV2 → CreateCircuitV2Response, then (with `fault`) an ingress Fault. */
 export function circuitPhase(net: SmallNetwork, ms: number, concurrency: number, fault: boolean, errors: string[]): Promise<Phase> {
   const peerData = new Map([[1003, randomBytes(32)]]); // the initiator's public key (the service requires encryption)
   return run(ms, concurrency, async () => {
+    const c = await net.double.createCircuit({ sessionToken: net.dialToken, apiSessionToken: net.userToken, peerData, timeoutMs: 10_000 });
+    if (!c.ok) {
+      if (errors.length < 5) errors.push(`${String(c.errorCode)} ${c.errorMessage}`);
+      return false;
+    }
+    if (fault) void net.double.sendFault(0, c.circuitId).catch(() => undefined);
+    return true;
+  });
+}
+
+/** The same circuits offered at `perSecond` whatever is in flight (open loop): the latency at that rate. */
+export function circuitsAtRate(net: SmallNetwork, ms: number, perSecond: number, fault: boolean, errors: string[]): Promise<Phase & { issued: number }> {
+  const peerData = new Map([[1003, randomBytes(32)]]);
+  return runAtRate(ms, perSecond, async () => {
     const c = await net.double.createCircuit({ sessionToken: net.dialToken, apiSessionToken: net.userToken, peerData, timeoutMs: 10_000 });
     if (!c.ok) {
       if (errors.length < 5) errors.push(`${String(c.errorCode)} ${c.errorMessage}`);
