@@ -29,21 +29,22 @@ export interface EventTargets {
  */
 export async function subscribeEvents(bus: EventBus, t: EventTargets): Promise<Subscription[]> {
   const { leader, rdm, registry, circuits, routers, peerStates, links, presence } = t;
-  const subs: Subscription[] = [];
-  subs.push(await bus.subscribeBroadcast('policy', ['router-data-model.changed'], async (e) => {
+  // Each subscription is its own consumer on the bus: made at once, not one after another.
+  const subs: Promise<Subscription>[] = [];
+  subs.push(bus.subscribeBroadcast('policy', ['router-data-model.changed'], async (e) => {
     const list = (e.data as { changes?: unknown }).changes;
     const named = Array.isArray(list) ? list.filter((c): c is { kind: string; id: string } => typeof c?.kind === 'string' && typeof c?.id === 'string') : [];
     void (named.length > 0 ? leader.changed(named) : leader.refresh());
   }));
   // A new revocation (OIDC logout, refresh rotation, identity disabled, POST /revocations) reaches routers as a change.
-  subs.push(await bus.subscribeBroadcast('identity-auth', ['revocation.created'], async (e) => {
+  subs.push(bus.subscribeBroadcast('identity-auth', ['revocation.created'], async (e) => {
     const id = (e.data as { revocationId?: unknown }).revocationId;
     if (typeof id === 'string' && id.length > 0) void leader.changed([{ kind: REVOCATION_CHANGE, id }]);
   }));
   // The leader stored a change set: every replica applies it and sends it to its routers.
-  subs.push(await bus.subscribeBroadcast('fabric', ['rdm.change-set'], async () => void rdm.catchUp()));
+  subs.push(bus.subscribeBroadcast('fabric', ['rdm.change-set'], async () => void rdm.catchUp()));
   // Every replica's routers and links: peers learn of each other, paths see every router and link.
-  subs.push(await bus.subscribeBroadcast('fabric', ['router.connected', 'router.disconnected', 'router.disconnect-requested', 'link.routerLinkNew', 'link.fault', 'link.duplicate', 'circuit.faulted'], async (e) => {
+  subs.push(bus.subscribeBroadcast('fabric', ['router.connected', 'router.disconnected', 'router.disconnect-requested', 'link.routerLinkNew', 'link.fault', 'link.duplicate', 'circuit.faulted'], async (e) => {
     const d = e.data as Record<string, unknown>;
     if (e.type === 'router.disconnect-requested') {
       if (typeof d.routerId === 'string') registry.disconnect(d.routerId, typeof d.reason === 'string' ? d.reason : 'disconnected by the controller');
@@ -68,14 +69,14 @@ export async function subscribeEvents(bus: EventBus, t: EventTargets): Promise<S
       if (l) links.applyRemote(e.type.slice('link.'.length), l);
     }
   }));
-  subs.push(await bus.subscribeBroadcast('policy', ['router.deleted'], async (e) => {
+  subs.push(bus.subscribeBroadcast('policy', ['router.deleted'], async (e) => {
     const id = (e.data as { routerId?: unknown }).routerId;
     if (typeof id === 'string' && id) {
       peerStates.disconnected(id, true);
       circuits.routerDeleted(id);
     }
   }));
-  return subs;
+  return Promise.all(subs);
 }
 
 /** A circuit as fabric's circuit events carry it. */

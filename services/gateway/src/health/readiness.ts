@@ -5,6 +5,8 @@ import { type ContextName, grpcClient } from '@ziti/service-kit';
 
 /** Default interval of the readiness poll of the contexts. */
 export const READINESS_POLL_MS = 1_000;
+/** While a context is not ready (starting, or its dependency away), it is polled this often: its return shows at once. */
+export const NOT_READY_POLL_MS = 100;
 
 export interface ContextReadiness {
   /** True while every context answered ready on its last poll. Read per probe: no call is made. */
@@ -46,17 +48,23 @@ export function watchContextReadiness(contexts: Partial<Record<ContextName, stri
     });
   }
 
+  let timer: NodeJS.Timeout | undefined;
+  /** The next poll: soon while a context is not ready (its return shows at once), else after the interval. */
+  const schedule = () => {
+    if (stopped) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => void poll(), entries.every((e) => e.ready) ? intervalMs : Math.min(intervalMs, NOT_READY_POLL_MS));
+    timer.unref();
+  };
+
   function poll(): Promise<void> {
     running ??= Promise.all(entries.map(check)).then(() => {
       running = undefined;
+      schedule();
     });
     return running;
   }
-
-  const timer = setInterval(() => {
-    if (!stopped) void poll();
-  }, intervalMs);
-  timer.unref();
+  schedule();
 
   return {
     ready: () => entries.every((e) => e.ready),
@@ -64,7 +72,7 @@ export function watchContextReadiness(contexts: Partial<Record<ContextName, stri
     poll,
     stop() {
       stopped = true;
-      clearInterval(timer);
+      if (timer) clearTimeout(timer);
       for (const e of entries) e.client.close();
     },
   };
