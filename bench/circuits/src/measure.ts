@@ -7,9 +7,10 @@ import { type Phase, run, runAtRate } from '../../common/src/load.js';
 import type { SmallNetwork } from './net.js';
 
 /** Circuits through the double: CreateCircuitV2 → CreateCircuitV2Response, then (with `fault`) an ingress Fault. */
-export function circuitPhase(net: SmallNetwork, ms: number, concurrency: number, fault: boolean, errors: string[]): Promise<Phase> {
+/** One circuit through the double, then (with `fault`) its ingress Fault; false (and the first errors noted) when refused. */
+function circuitOp(net: SmallNetwork, fault: boolean, errors: string[]): () => Promise<boolean> {
   const peerData = new Map([[1003, randomBytes(32)]]); // the initiator's public key (the service requires encryption)
-  return run(ms, concurrency, async () => {
+  return async () => {
     const c = await net.double.createCircuit({ sessionToken: net.dialToken, apiSessionToken: net.userToken, peerData, timeoutMs: 10_000 });
     if (!c.ok) {
       if (errors.length < 5) errors.push(`${String(c.errorCode)} ${c.errorMessage}`);
@@ -17,21 +18,16 @@ export function circuitPhase(net: SmallNetwork, ms: number, concurrency: number,
     }
     if (fault) void net.double.sendFault(0, c.circuitId).catch(() => undefined);
     return true;
-  });
+  };
+}
+
+export function circuitPhase(net: SmallNetwork, ms: number, concurrency: number, fault: boolean, errors: string[]): Promise<Phase> {
+  return run(ms, concurrency, circuitOp(net, fault, errors));
 }
 
 /** The same circuits offered at `perSecond` whatever is in flight (open loop): the latency at that rate. */
 export function circuitsAtRate(net: SmallNetwork, ms: number, perSecond: number, fault: boolean, errors: string[]): Promise<Phase & { issued: number }> {
-  const peerData = new Map([[1003, randomBytes(32)]]);
-  return runAtRate(ms, perSecond, async () => {
-    const c = await net.double.createCircuit({ sessionToken: net.dialToken, apiSessionToken: net.userToken, peerData, timeoutMs: 10_000 });
-    if (!c.ok) {
-      if (errors.length < 5) errors.push(`${String(c.errorCode)} ${c.errorMessage}`);
-      return false;
-    }
-    if (fault) void net.double.sendFault(0, c.circuitId).catch(() => undefined);
-    return true;
-  });
+  return runAtRate(ms, perSecond, circuitOp(net, fault, errors));
 }
 
 export interface FullState {
