@@ -6,7 +6,6 @@ import { type ChangeMatch, commitChange, undoSeries } from '../../common/src/cha
 import { type Phase, run, runAtRate } from '../../common/src/load.js';
 import type { SmallNetwork } from './net.js';
 
-/** Circuits through the double: CreateCircuitV2 → CreateCircuitV2Response, then (with `fault`) an ingress Fault. */
 /** One circuit through the double, then (with `fault`) its ingress Fault; false (and the first errors noted) when refused. */
 function circuitOp(net: SmallNetwork, fault: boolean, errors: string[]): () => Promise<boolean> {
   const peerData = new Map([[1003, randomBytes(32)]]); // the initiator's public key (the service requires encryption)
@@ -21,6 +20,7 @@ function circuitOp(net: SmallNetwork, fault: boolean, errors: string[]): () => P
   };
 }
 
+/** Circuits through the double with `concurrency` in flight (closed loop): CreateCircuitV2 → CreateCircuitV2Response. */
 export function circuitPhase(net: SmallNetwork, ms: number, concurrency: number, fault: boolean, errors: string[]): Promise<Phase> {
   return run(ms, concurrency, circuitOp(net, fault, errors));
 }
