@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import https from 'node:https';
 import path from 'node:path';
-import { freePort } from '@ziti/test-kit';
+import { freePort, probeReadyz } from '@ziti/test-kit';
 import { Client } from 'pg';
 
 /** The repository root (this file runs as bench/routers/dist/bench/routers/src/replica.js). */
@@ -30,17 +29,6 @@ export interface Replica {
   stop(): Promise<void>;
 }
 
-function ready(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    // As a kubelet's probe: no internal certificate, none checked.
-    const req = https.get({ host: '127.0.0.1', port, path: '/readyz', agent: false, timeout: 1000, rejectUnauthorized: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve(false));
-  });
-}
 
 /**
  * A second fabric replica: the standalone process (`services/fabric/dist/main.js`) configured by
@@ -83,7 +71,7 @@ export async function startFabricReplica(o: ReplicaOptions): Promise<Replica> {
       proc.kill('SIGTERM');
     });
   const deadline = Date.now() + 120_000;
-  while (!(await ready(httpPort))) {
+  while (!(await probeReadyz(httpPort))) {
     if (proc.exitCode !== null) throw new Error(`the second fabric replica exited ${proc.exitCode} (see ${o.logFile})`);
     if (Date.now() > deadline) {
       await stop();

@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
-import http from 'node:http';
-import https from 'node:https';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { probeReadyz } from './readyz.js';
 
 /**
  * A Kubernetes Service in miniature, for tests that run replicas as separate processes: a TCP
@@ -28,16 +27,7 @@ export class Readiness {
   ) {}
 
   start(): this {
-    const probe = () => {
-      const options = { host: '127.0.0.1', port: this.httpPort, path: '/readyz', agent: false, timeout: READINESS.timeoutMs };
-      const get = this.scheme === 'https' ? (cb: (res: http.IncomingMessage) => void) => https.get({ ...options, rejectUnauthorized: false }, cb) : (cb: (res: http.IncomingMessage) => void) => http.get(options, cb);
-      const req = get((res) => {
-        res.resume();
-        this.record(res.statusCode === 200);
-      });
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', () => this.record(false));
-    };
+    const probe = () => void probeReadyz(this.httpPort, this.scheme, READINESS.timeoutMs).then((ok) => this.record(ok));
     probe();
     this.timer = setInterval(probe, READINESS.periodMs);
     return this;

@@ -4,3 +4,4 @@ export { type ServiceShapeSubject, describeServiceShape } from './service-shape.
 export { type OwnServer, freePort, startOwnNats, startOwnPostgres, startOwnRedis } from './own-servers.js';
 export { type BalancedPort, READINESS, startOwnBalancers } from './balancer.js';
 export { deleteStream } from './streams.js';
+export { probeReadyz } from './readyz.js';

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BalancedPort, freePort, type OwnServer, startOwnBalancers, startOwnNats, startOwnPostgres, startOwnRedis } from '@ziti/test-kit';
+import { type BalancedPort, freePort, type OwnServer, probeReadyz, startOwnBalancers, startOwnNats, startOwnPostgres, startOwnRedis } from '@ziti/test-kit';
 import { writeInternalPki } from '@ziti/service-kit';
 import { NodeProcess } from './processes.js';
 
@@ -93,21 +93,8 @@ export async function waitGatewayReady(gw: Gateway, timeoutMs = 180_000): Promis
   await until(async () => (await gatewayStatus(gw.url, '/ziti-internal/readyz')) === 200, `${gw.name} to be ready\n${gw.process.output()}`, timeoutMs, 500);
 }
 
-/** One `GET /readyz` of a context replica: true on 200. */
-function replicaReady(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    // The probe needs no internal certificate (as a kubelet's HTTPS probe), and checks none.
-    const req = https.get({ host: '127.0.0.1', port, path: '/readyz', agent: false, timeout: 1000, rejectUnauthorized: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve(false));
-  });
-}
-
 export async function waitReplicaReady(r: Replica, timeoutMs = 180_000): Promise<void> {
-  await until(() => replicaReady(r.httpPort), `${r.name} to be ready\n${r.process.output()}`, timeoutMs);
+  await until(() => probeReadyz(r.httpPort), `${r.name} to be ready\n${r.process.output()}`, timeoutMs);
 }
 
 /** Starts everything; each process's output goes to `<logDir>/<name>.log` (emptied first, kept after `close`). */
